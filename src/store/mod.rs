@@ -1,0 +1,169 @@
+//! Storage, as the engine sees it: the [`PageStore`] trait and its implementations.
+//!
+//! A page store holds opaque pages addressed by [`PageId`] plus one manifest record, and applies a
+//! [`Commit`] (page puts, page deletes, optionally a new manifest) **atomically**, guarded by a
+//! precondition on the manifest version. That precondition is how a writer that lost its role is
+//! fenced: its commits name a version that is no longer current and fail with
+//! [`ErrorKind::Fenced`](crate::ErrorKind::Fenced).
+//!
+//! Rooms here: [`memory`] (the in-memory store), [`faulty`] (a decorator that injects failures and
+//! crashes), [`conformance`] (one `async fn` per behaviour, run against every store). This module
+//! knows nothing of page contents: those are `format`'s business.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::fmt;
+use core::future::Future;
+use core::pin::Pin;
+
+use crate::error::Result;
+
+/// What a page holds; stores may keep each kind in its own table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum PageKind {
+    /// One group commit of write-ahead-log records.
+    Wal = 1,
+    /// An SST's metadata page (statistics, expiry percentiles, the index of its data pages).
+    SstMeta = 2,
+    /// One bounded-size page of an SST's rows.
+    SstData = 3,
+}
+
+impl PageKind {
+    /// Every kind, in order.
+    pub const ALL: [PageKind; 3] = [PageKind::Wal, PageKind::SstMeta, PageKind::SstData];
+
+    /// The kind with this numeric tag, if any.
+    pub fn from_u8(tag: u8) -> Option<PageKind> {
+        match tag {
+            1 => Some(PageKind::Wal),
+            2 => Some(PageKind::SstMeta),
+            3 => Some(PageKind::SstData),
+            _ => None,
+        }
+    }
+}
+
+/// The address of a page: its kind, the file it belongs to (WAL segment or SST id) and its index
+/// within that file (always 0 except for SST data pages). Ordered by kind, file, index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PageId {
+    /// What the page holds.
+    pub kind: PageKind,
+    /// The WAL segment number or the SST id.
+    pub file: u64,
+    /// The data page's index within its SST; 0 for other kinds.
+    pub index: u32,
+}
+
+impl PageId {
+    /// The WAL page written by group commit number `segment`.
+    pub const fn wal(segment: u64) -> PageId {
+        PageId {
+            kind: PageKind::Wal,
+            file: segment,
+            index: 0,
+        }
+    }
+
+    /// The metadata page of SST `sst`.
+    pub const fn sst_meta(sst: u64) -> PageId {
+        PageId {
+            kind: PageKind::SstMeta,
+            file: sst,
+            index: 0,
+        }
+    }
+
+    /// Data page `index` of SST `sst`.
+    pub const fn sst_data(sst: u64, index: u32) -> PageId {
+        PageId {
+            kind: PageKind::SstData,
+            file: sst,
+            index,
+        }
+    }
+}
+
+impl fmt::Display for PageId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            PageKind::Wal => write!(f, "page wal/{}", self.file),
+            PageKind::SstMeta => write!(f, "page sst/{}/meta", self.file),
+            PageKind::SstData => write!(f, "page sst/{}/data/{}", self.file, self.index),
+        }
+    }
+}
+
+/// The manifest as a store keeps it: an opaque encoded manifest plus the version the commit
+/// precondition compares against. Version 0 means "no manifest yet" and is never stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ManifestRecord {
+    /// Strictly increasing with every manifest a writer commits.
+    pub version: u64,
+    /// The encoded manifest (see `format::manifest`).
+    pub bytes: Vec<u8>,
+}
+
+/// One atomic change to a store.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Commit {
+    /// The commit applies only if the store's current manifest version equals this (0 = the store
+    /// has no manifest yet); otherwise it fails with `ErrorKind::Fenced` and changes nothing.
+    pub expected_manifest_version: u64,
+    /// A new manifest to install, if any. Its version must be greater than the expected one.
+    pub manifest: Option<ManifestRecord>,
+    /// Pages to write (a page that exists is replaced).
+    pub puts: Vec<(PageId, Vec<u8>)>,
+    /// Pages to delete (deleting a page that does not exist is not an error).
+    pub deletes: Vec<PageId>,
+}
+
+impl Commit {
+    /// The number of bytes of page data and manifest this commit writes.
+    pub fn bytes_written(&self) -> usize {
+        self.puts.iter().map(|(_, p)| p.len()).sum::<usize>()
+            + self.manifest.as_ref().map_or(0, |m| m.bytes.len())
+    }
+}
+
+/// The future every [`PageStore`] method returns: boxed so the trait stays object safe, and not
+/// `Send`, because in WebAssembly everything runs on one thread.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + 'a>>;
+
+/// Where pages live: memory, IndexedDB, or anything a host plugs in.
+///
+/// Contract (checked by [`conformance`]):
+/// - `commit` is atomic: after a crash at any moment the store holds either everything of a commit
+///   or nothing of it;
+/// - `commit` checks `expected_manifest_version` against the current manifest **inside** the same
+///   atomic step, and fails with `ErrorKind::Fenced` on a mismatch, writing nothing;
+/// - a page or manifest read after a successful commit returns what that commit wrote;
+/// - `list_pages` returns the ids of one kind in ascending order;
+/// - storage that runs out of room fails with `ErrorKind::QuotaExceeded`, writing nothing.
+pub trait PageStore {
+    /// The current manifest, or `None` for a store nothing was ever committed to.
+    fn read_manifest(&self) -> StoreFuture<'_, Option<ManifestRecord>>;
+    /// The bytes of page `id`, or `None` if there is no such page.
+    fn get_page(&self, id: PageId) -> StoreFuture<'_, Option<Vec<u8>>>;
+    /// The ids of every page of `kind`, ascending.
+    fn list_pages(&self, kind: PageKind) -> StoreFuture<'_, Vec<PageId>>;
+    /// Apply `commit` atomically if its precondition holds.
+    fn commit(&self, commit: Commit) -> StoreFuture<'_, ()>;
+}
+
+impl<S: PageStore + ?Sized> PageStore for alloc::rc::Rc<S> {
+    fn read_manifest(&self) -> StoreFuture<'_, Option<ManifestRecord>> {
+        (**self).read_manifest()
+    }
+    fn get_page(&self, id: PageId) -> StoreFuture<'_, Option<Vec<u8>>> {
+        (**self).get_page(id)
+    }
+    fn list_pages(&self, kind: PageKind) -> StoreFuture<'_, Vec<PageId>> {
+        (**self).list_pages(kind)
+    }
+    fn commit(&self, commit: Commit) -> StoreFuture<'_, ()> {
+        (**self).commit(commit)
+    }
+}
