@@ -28,7 +28,10 @@ pub struct SystemClock;
 
 #[cfg(feature = "std")]
 impl Clock for SystemClock {
-    #[allow(clippy::disallowed_methods, reason = "the one sanctioned read of system time")]
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the one sanctioned read of system time"
+    )]
     fn now_ms(&self) -> i64 {
         extern crate std;
         match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {

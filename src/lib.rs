@@ -17,9 +17,9 @@ pub mod clock;
 pub mod error;
 pub mod store;
 
-pub use clock::{Clock, FakeClock, MonotonicClock};
 #[cfg(feature = "std")]
 pub use clock::SystemClock;
+pub use clock::{Clock, FakeClock, MonotonicClock};
 pub use error::{Error, ErrorKind, Result};
 
 /// The longest key accepted, in bytes (keys must also be at least 1 byte).
