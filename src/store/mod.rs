@@ -18,6 +18,10 @@ use core::pin::Pin;
 
 use crate::error::Result;
 
+pub mod memory;
+
+pub use memory::MemoryStore;
+
 /// What a page holds; stores may keep each kind in its own table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]

@@ -1,0 +1,310 @@
+//! [`MemoryStore`]: the in-memory [`PageStore`], for native tests and for `storage: "memory"`.
+//!
+//! It owns only the pages, the manifest and the optional knobs a test turns (a byte quota and an
+//! artificial latency), plus counters a test reads. Clones share one "disk", so the data outlives a
+//! dropped database handle and a test reopens by cloning. It knows nothing of page contents.
+
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::vec::Vec;
+use core::cell::RefCell;
+use core::fmt;
+use core::future::Future;
+use core::ops::RangeInclusive;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use super::{Commit, ManifestRecord, PageId, PageKind, PageStore, StoreFuture};
+use crate::error::{Error, ErrorKind, Result};
+
+/// A [`PageStore`] that keeps everything in memory.
+///
+/// Clones share the same data, quota, latency and counters: cloning is how a test keeps a handle
+/// on the "disk" while a database owns another, and how it reopens after dropping the database.
+///
+/// A commit is checked in this order, and a failed check writes nothing:
+/// 1. a new manifest must have a version greater than `expected_manifest_version`, else
+///    [`ErrorKind::InvalidArgument`];
+/// 2. the current manifest version (0 if none) must equal `expected_manifest_version`, else
+///    [`ErrorKind::Fenced`];
+/// 3. with a quota set, a commit that grows the stored bytes (page lengths plus manifest bytes)
+///    past the quota fails with [`ErrorKind::QuotaExceeded`]. A commit that does not grow them
+///    always passes, so a store that is over its quota (after [`set_quota`](Self::set_quota)
+///    lowered it) can still be cleaned up.
+///
+/// Within one commit, deletes apply before puts (a page both deleted and put ends up present) and
+/// of several puts of one page the last wins.
+///
+/// ```
+/// use ttlkv::store::{Commit, ManifestRecord, MemoryStore, PageId, PageStore};
+///
+/// let disk = MemoryStore::new();
+/// let handle = disk.clone();
+/// futures::executor::block_on(handle.commit(Commit {
+///     expected_manifest_version: 0,
+///     manifest: Some(ManifestRecord { version: 1, bytes: b"m1".to_vec() }),
+///     puts: vec![(PageId::wal(1), b"records".to_vec())],
+///     deletes: vec![],
+/// }))
+/// .unwrap();
+/// drop(handle);
+/// assert_eq!(disk.page_count(), 1);
+/// assert_eq!(disk.stored_bytes(), 2 + 7);
+/// ```
+#[derive(Clone, Default)]
+pub struct MemoryStore {
+    disk: Rc<RefCell<Disk>>,
+}
+
+/// Everything clones of one [`MemoryStore`] share.
+#[derive(Default)]
+struct Disk {
+    pages: BTreeMap<PageId, Vec<u8>>,
+    manifest: Option<ManifestRecord>,
+    /// Sum of page lengths plus manifest bytes, kept in step with every commit.
+    stored_bytes: usize,
+    quota: Option<usize>,
+    latency: u32,
+    page_reads: u64,
+    commits: u64,
+}
+
+impl MemoryStore {
+    /// An empty store with no quota and no latency.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty store that holds at most `max_bytes` of pages and manifest.
+    pub fn with_quota(max_bytes: usize) -> Self {
+        let store = Self::new();
+        store.set_quota(Some(max_bytes));
+        store
+    }
+
+    /// Sets (or with `None` lifts) the quota of this store and every clone; data already stored
+    /// stays even if it is over the new quota.
+    pub fn set_quota(&self, max_bytes: Option<usize>) {
+        self.with_disk(|disk| disk.quota = max_bytes);
+    }
+
+    /// This store, with every operation pending for `polls` polls before it does its work.
+    pub fn with_latency(self, polls: u32) -> Self {
+        self.set_latency(polls);
+        self
+    }
+
+    /// Makes every operation started from now on (on this store and every clone) return
+    /// `Poll::Pending` `polls` times, waking its own waker each time, before it does its work.
+    /// A commit takes effect, atomically, at the poll that completes it; a commit future dropped
+    /// before then writes nothing. With 0 (the default) every operation completes on its first poll.
+    pub fn set_latency(&self, polls: u32) {
+        self.with_disk(|disk| disk.latency = polls);
+    }
+
+    /// Bytes stored: the sum of page lengths plus the manifest's bytes.
+    pub fn stored_bytes(&self) -> usize {
+        self.with_disk(|disk| disk.stored_bytes)
+    }
+
+    /// Number of pages stored, of every kind.
+    pub fn page_count(&self) -> usize {
+        self.with_disk(|disk| disk.pages.len())
+    }
+
+    /// Number of pages of `kind` stored.
+    pub fn page_count_of(&self, kind: PageKind) -> usize {
+        self.with_disk(|disk| disk.pages.range(ids_of(kind)).count())
+    }
+
+    /// Number of `get_page` calls that found a page, since creation or [`reset_counters`](Self::reset_counters).
+    pub fn page_reads(&self) -> u64 {
+        self.with_disk(|disk| disk.page_reads)
+    }
+
+    /// Number of successful commits, since creation or [`reset_counters`](Self::reset_counters).
+    pub fn commits(&self) -> u64 {
+        self.with_disk(|disk| disk.commits)
+    }
+
+    /// Sets [`page_reads`](Self::page_reads) and [`commits`](Self::commits) back to 0; the data,
+    /// quota and latency stay.
+    pub fn reset_counters(&self) {
+        self.with_disk(|disk| {
+            disk.page_reads = 0;
+            disk.commits = 0;
+        });
+    }
+
+    /// Runs `f` on the shared state. Every borrow of the `RefCell` goes through here and ends
+    /// before `f` returns; `f` never calls back into the store nor awaits, so no borrow is ever
+    /// live when another begins and `borrow_mut` cannot fail.
+    fn with_disk<R>(&self, f: impl FnOnce(&mut Disk) -> R) -> R {
+        f(&mut self.disk.borrow_mut())
+    }
+
+    /// The future for one operation: wait out the latency, then run `work` on the disk.
+    fn operation<'a, T: 'a>(
+        &'a self,
+        work: impl FnOnce(&mut Disk) -> Result<T> + 'a,
+    ) -> StoreFuture<'a, T> {
+        let polls = self.with_disk(|disk| disk.latency);
+        Box::pin(async move {
+            Latency { remaining: polls }.await;
+            self.with_disk(work)
+        })
+    }
+}
+
+impl Disk {
+    fn manifest_version(&self) -> u64 {
+        self.manifest.as_ref().map_or(0, |m| m.version)
+    }
+
+    /// Checks `commit` against the current state and applies it whole, or changes nothing.
+    fn apply(&mut self, commit: Commit) -> Result<()> {
+        let expected = commit.expected_manifest_version;
+        if let Some(manifest) = &commit.manifest {
+            if manifest.version <= expected {
+                return Err(Error::invalid(format!(
+                    "new manifest version {} is not greater than the expected version {expected}",
+                    manifest.version
+                )));
+            }
+        }
+        let current = self.manifest_version();
+        if current != expected {
+            return Err(Error::new(
+                ErrorKind::Fenced,
+                format!("commit expected manifest version {expected}, but it is {current}"),
+            ));
+        }
+        let after = self.stored_bytes_after(&commit);
+        if let Some(quota) = self.quota {
+            if after > quota && after > self.stored_bytes {
+                return Err(Error::new(
+                    ErrorKind::QuotaExceeded,
+                    format!(
+                        "commit would bring the store from {} to {after} bytes, over its quota of {quota}",
+                        self.stored_bytes
+                    ),
+                ));
+            }
+        }
+        let Commit {
+            manifest,
+            puts,
+            deletes,
+            ..
+        } = commit;
+        for id in &deletes {
+            self.pages.remove(id);
+        }
+        for (id, bytes) in puts {
+            self.pages.insert(id, bytes);
+        }
+        if manifest.is_some() {
+            self.manifest = manifest;
+        }
+        self.stored_bytes = after;
+        self.commits = self.commits.saturating_add(1);
+        Ok(())
+    }
+
+    /// What [`Disk::stored_bytes`] would be after `commit`, following the same rules as
+    /// [`Disk::apply`]: deletes before puts, the last put of a page wins.
+    fn stored_bytes_after(&self, commit: &Commit) -> usize {
+        let mut touched: BTreeMap<PageId, usize> = BTreeMap::new();
+        for id in &commit.deletes {
+            touched.insert(*id, 0);
+        }
+        for (id, bytes) in &commit.puts {
+            touched.insert(*id, bytes.len());
+        }
+        let mut total = self.stored_bytes;
+        for (id, new_len) in touched {
+            let old_len = self.pages.get(&id).map_or(0, Vec::len);
+            total = total.saturating_sub(old_len).saturating_add(new_len);
+        }
+        if let Some(manifest) = &commit.manifest {
+            let old_len = self.manifest.as_ref().map_or(0, |m| m.bytes.len());
+            total = total
+                .saturating_sub(old_len)
+                .saturating_add(manifest.bytes.len());
+        }
+        total
+    }
+}
+
+/// Every possible id of `kind`, as a `BTreeMap` range (ids order by kind first).
+fn ids_of(kind: PageKind) -> RangeInclusive<PageId> {
+    PageId {
+        kind,
+        file: 0,
+        index: 0,
+    }..=PageId {
+        kind,
+        file: u64::MAX,
+        index: u32::MAX,
+    }
+}
+
+/// Returns `Poll::Pending` `remaining` times, waking its own waker each time, then completes.
+struct Latency {
+    remaining: u32,
+}
+
+impl Future for Latency {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.remaining == 0 {
+            return Poll::Ready(());
+        }
+        self.remaining -= 1;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+impl PageStore for MemoryStore {
+    fn read_manifest(&self) -> StoreFuture<'_, Option<ManifestRecord>> {
+        self.operation(|disk| Ok(disk.manifest.clone()))
+    }
+
+    fn get_page(&self, id: PageId) -> StoreFuture<'_, Option<Vec<u8>>> {
+        self.operation(move |disk| {
+            let page = disk.pages.get(&id).cloned();
+            if page.is_some() {
+                disk.page_reads = disk.page_reads.saturating_add(1);
+            }
+            Ok(page)
+        })
+    }
+
+    fn list_pages(&self, kind: PageKind) -> StoreFuture<'_, Vec<PageId>> {
+        self.operation(move |disk| Ok(disk.pages.range(ids_of(kind)).map(|(id, _)| *id).collect()))
+    }
+
+    fn commit(&self, commit: Commit) -> StoreFuture<'_, ()> {
+        self.operation(move |disk| disk.apply(commit))
+    }
+}
+
+impl fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = f.debug_struct("MemoryStore");
+        match self.disk.try_borrow() {
+            Ok(disk) => out
+                .field("manifest_version", &disk.manifest_version())
+                .field("pages", &disk.pages.len())
+                .field("stored_bytes", &disk.stored_bytes)
+                .field("quota", &disk.quota)
+                .field("latency", &disk.latency),
+            Err(_) => out.field("disk", &"<in use>"),
+        }
+        .finish()
+    }
+}
