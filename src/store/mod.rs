@@ -18,8 +18,10 @@ use core::pin::Pin;
 
 use crate::error::Result;
 
+pub mod faulty;
 pub mod memory;
 
+pub use faulty::{FaultPlan, FaultyStore};
 pub use memory::MemoryStore;
 
 /// What a page holds; stores may keep each kind in its own table.
