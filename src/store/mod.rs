@@ -18,6 +18,7 @@ use core::pin::Pin;
 
 use crate::error::Result;
 
+pub mod conformance;
 pub mod faulty;
 pub mod memory;
 
