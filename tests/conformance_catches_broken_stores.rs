@@ -25,6 +25,15 @@ fn current_version(store: &MemoryStore) -> u64 {
     }
 }
 
+/// Rewrites `commit` to name `store`'s current manifest version (and its manifest, if any, to be
+/// newer), so the store's own precondition check always passes.
+fn retarget(store: &MemoryStore, commit: &mut Commit) {
+    commit.expected_manifest_version = current_version(store);
+    if let Some(m) = &mut commit.manifest {
+        m.version = m.version.max(commit.expected_manifest_version + 1);
+    }
+}
+
 /// Returns `Poll::Pending` once (waking itself), so other futures get polled in between.
 async fn yield_once() {
     let mut yielded = false;
@@ -61,10 +70,7 @@ impl PageStore for IgnoresPrecondition {
         self.0.list_pages(kind)
     }
     fn commit(&self, mut commit: Commit) -> StoreFuture<'_, ()> {
-        commit.expected_manifest_version = current_version(&self.0);
-        if let Some(m) = &mut commit.manifest {
-            m.version = m.version.max(commit.expected_manifest_version + 1);
-        }
+        retarget(&self.0, &mut commit);
         self.0.commit(commit)
     }
 }
@@ -117,10 +123,7 @@ impl PageStore for ChecksOutsideTheCommit {
                 return Err(Error::new(ErrorKind::Fenced, "stale"));
             }
             yield_once().await;
-            commit.expected_manifest_version = current_version(&self.0);
-            if let Some(m) = &mut commit.manifest {
-                m.version = m.version.max(commit.expected_manifest_version + 1);
-            }
+            retarget(&self.0, &mut commit);
             self.0.commit(commit).await
         })
     }
