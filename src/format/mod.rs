@@ -21,9 +21,11 @@
 
 pub mod checksum;
 pub mod codec;
+pub mod data_page;
 pub mod row;
 
 pub use checksum::{crc32, seal, unseal};
+pub use data_page::{DataPage, DataPageBuilder};
 pub use row::{
     decode_row, encode_row, encoded_row_len, row_order, Row, RowFeatures, RowRef, FLAG_HAS_EXPIRE,
     FLAG_TOMBSTONE,
