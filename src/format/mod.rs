@@ -23,6 +23,7 @@ pub mod checksum;
 pub mod codec;
 pub mod data_page;
 pub mod row;
+pub mod sst_meta;
 
 pub use checksum::{crc32, seal, unseal};
 pub use data_page::{DataPage, DataPageBuilder};
@@ -30,6 +31,7 @@ pub use row::{
     decode_row, encode_row, encoded_row_len, row_order, Row, RowFeatures, RowRef, FLAG_HAS_EXPIRE,
     FLAG_TOMBSTONE,
 };
+pub use sst_meta::{expiry_percentiles, PageRef, SstMeta};
 
 /// The version of the on-storage format this code writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
