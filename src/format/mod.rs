@@ -22,11 +22,13 @@
 pub mod checksum;
 pub mod codec;
 pub mod data_page;
+pub mod manifest;
 pub mod row;
 pub mod sst_meta;
 
 pub use checksum::{crc32, seal, unseal};
 pub use data_page::{DataPage, DataPageBuilder};
+pub use manifest::{Manifest, NamespaceEntry};
 pub use row::{
     decode_row, encode_row, encoded_row_len, row_order, Row, RowFeatures, RowRef, FLAG_HAS_EXPIRE,
     FLAG_TOMBSTONE,
