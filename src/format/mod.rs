@@ -25,6 +25,7 @@ pub mod data_page;
 pub mod manifest;
 pub mod row;
 pub mod sst_meta;
+pub mod wal;
 
 pub use checksum::{crc32, seal, unseal};
 pub use data_page::{DataPage, DataPageBuilder};
@@ -34,6 +35,7 @@ pub use row::{
     FLAG_TOMBSTONE,
 };
 pub use sst_meta::{expiry_percentiles, PageRef, SstMeta};
+pub use wal::{decode_wal_page, encode_wal_batch, encode_wal_page};
 
 /// The version of the on-storage format this code writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
