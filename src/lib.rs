@@ -15,6 +15,7 @@ extern crate std;
 
 pub mod clock;
 pub mod error;
+pub mod format;
 pub mod store;
 
 #[cfg(feature = "std")]

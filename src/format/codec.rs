@@ -1,0 +1,249 @@
+//! The two primitives every codec in [`format`](super) is built from: a bounded [`Reader`] over a
+//! byte slice, and little-endian write helpers.
+//!
+//! All integers are little-endian and fixed width. The reader never indexes: each read takes its
+//! bytes with a checked split and returns an [`ErrorKind::Corruption`](crate::ErrorKind::Corruption)
+//! error that says what was cut short, so a decoder built on it cannot read past its input.
+//! This file knows nothing of rows, pages or checksums.
+
+use alloc::format;
+use alloc::vec::Vec;
+
+use crate::error::{Error, Result};
+
+/// A cursor over untrusted bytes. Every read either returns the bytes it asked for or a
+/// `Corruption` error ("truncated `what`") and leaves the cursor where it was.
+#[derive(Clone, Debug)]
+pub struct Reader<'a> {
+    rest: &'a [u8],
+    consumed: usize,
+}
+
+fn truncated(what: &str) -> Error {
+    Error::corruption(format!("truncated {what}"))
+}
+
+impl<'a> Reader<'a> {
+    /// A reader at the start of `bytes`.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Reader {
+            rest: bytes,
+            consumed: 0,
+        }
+    }
+
+    /// How many bytes are left.
+    pub fn remaining(&self) -> usize {
+        self.rest.len()
+    }
+
+    /// How many bytes were read so far.
+    pub fn position(&self) -> usize {
+        self.consumed
+    }
+
+    /// Whether every byte was read.
+    pub fn is_empty(&self) -> bool {
+        self.rest.is_empty()
+    }
+
+    /// The bytes not read yet (the cursor does not move).
+    pub fn rest(&self) -> &'a [u8] {
+        self.rest
+    }
+
+    /// The next `len` bytes.
+    pub fn bytes(&mut self, len: usize, what: &str) -> Result<&'a [u8]> {
+        let (head, tail) = self
+            .rest
+            .split_at_checked(len)
+            .ok_or_else(|| truncated(what))?;
+        self.rest = tail;
+        self.consumed += len;
+        Ok(head)
+    }
+
+    /// The next `N` bytes as an array.
+    pub fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N]> {
+        let (head, tail) = self
+            .rest
+            .split_first_chunk::<N>()
+            .ok_or_else(|| truncated(what))?;
+        self.rest = tail;
+        self.consumed += N;
+        Ok(*head)
+    }
+
+    /// The next byte.
+    pub fn u8(&mut self, what: &str) -> Result<u8> {
+        self.array::<1>(what).map(u8::from_le_bytes)
+    }
+
+    /// The next `u16`.
+    pub fn u16(&mut self, what: &str) -> Result<u16> {
+        self.array(what).map(u16::from_le_bytes)
+    }
+
+    /// The next `u32`.
+    pub fn u32(&mut self, what: &str) -> Result<u32> {
+        self.array(what).map(u32::from_le_bytes)
+    }
+
+    /// The next `u64`.
+    pub fn u64(&mut self, what: &str) -> Result<u64> {
+        self.array(what).map(u64::from_le_bytes)
+    }
+
+    /// The next `i64`.
+    pub fn i64(&mut self, what: &str) -> Result<i64> {
+        self.array(what).map(i64::from_le_bytes)
+    }
+
+    /// A length written as `u32`, checked against the bytes left (so it can size an allocation).
+    pub fn len_u32(&mut self, what: &str) -> Result<usize> {
+        let len = self.u32(what)?;
+        self.checked_len(u64::from(len), what)
+    }
+
+    /// A length written as `u64`, checked against the bytes left (so it can size an allocation).
+    pub fn len_u64(&mut self, what: &str) -> Result<usize> {
+        let len = self.u64(what)?;
+        self.checked_len(len, what)
+    }
+
+    fn checked_len(&self, len: u64, what: &str) -> Result<usize> {
+        match usize::try_from(len) {
+            Ok(len) if len <= self.rest.len() => Ok(len),
+            _ => Err(truncated(what)),
+        }
+    }
+
+    /// A capacity for `count` items of at least `min_item_len` bytes each, never more than the
+    /// bytes left could hold: a lying count cannot make a decoder allocate.
+    pub fn capacity_for(&self, count: u64, min_item_len: usize) -> usize {
+        let fits = self.rest.len() / min_item_len.max(1);
+        usize::try_from(count).map_or(fits, |count| count.min(fits))
+    }
+
+    /// `Ok` if every byte was read, else a `Corruption` error naming `what` had trailing bytes.
+    pub fn finish(&self, what: &str) -> Result<()> {
+        if self.rest.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::corruption(format!(
+                "{} trailing bytes after {what}",
+                self.rest.len()
+            )))
+        }
+    }
+}
+
+/// Append one byte.
+pub fn put_u8(out: &mut Vec<u8>, value: u8) {
+    out.push(value);
+}
+
+/// Append a `u16`, little-endian.
+pub fn put_u16(out: &mut Vec<u8>, value: u16) {
+    out.extend_from_slice(&value.to_le_bytes());
+}
+
+/// Append a `u32`, little-endian.
+pub fn put_u32(out: &mut Vec<u8>, value: u32) {
+    out.extend_from_slice(&value.to_le_bytes());
+}
+
+/// Append a `u64`, little-endian.
+pub fn put_u64(out: &mut Vec<u8>, value: u64) {
+    out.extend_from_slice(&value.to_le_bytes());
+}
+
+/// Append an `i64`, little-endian.
+pub fn put_i64(out: &mut Vec<u8>, value: i64) {
+    out.extend_from_slice(&value.to_le_bytes());
+}
+
+/// Append a length as `u64`. A `usize` always fits on the targets Rust supports; the saturation
+/// only exists so this cannot panic.
+pub fn put_len_u64(out: &mut Vec<u8>, len: usize) {
+    put_u64(out, u64::try_from(len).unwrap_or(u64::MAX));
+}
+
+/// Append `bytes` preceded by their length as `u64`.
+pub fn put_bytes_u64(out: &mut Vec<u8>, bytes: &[u8]) {
+    put_len_u64(out, bytes.len());
+    out.extend_from_slice(bytes);
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+    use alloc::vec;
+
+    #[test]
+    fn integers_are_written_little_endian_and_read_back() {
+        let mut out = Vec::new();
+        put_u8(&mut out, 0xab);
+        put_u16(&mut out, 0x0102);
+        put_u32(&mut out, 0x0304_0506);
+        put_u64(&mut out, 0x0708_090a_0b0c_0d0e);
+        put_i64(&mut out, -2);
+        assert_eq!(&out[..7], &[0xab, 0x02, 0x01, 0x06, 0x05, 0x04, 0x03]);
+        let mut r = Reader::new(&out);
+        assert_eq!(r.u8("a").unwrap(), 0xab);
+        assert_eq!(r.u16("b").unwrap(), 0x0102);
+        assert_eq!(r.u32("c").unwrap(), 0x0304_0506);
+        assert_eq!(r.u64("d").unwrap(), 0x0708_090a_0b0c_0d0e);
+        assert_eq!(r.i64("e").unwrap(), -2);
+        assert_eq!(r.position(), out.len());
+        r.finish("test").unwrap();
+    }
+
+    #[test]
+    fn a_short_read_is_a_truncation_error_and_does_not_move_the_cursor() {
+        let bytes = [1u8, 2, 3];
+        let mut r = Reader::new(&bytes);
+        let e = r.u32("row seq").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corruption);
+        assert_eq!(e.message(), "truncated row seq");
+        assert_eq!(r.remaining(), 3);
+        assert_eq!(r.bytes(3, "x").unwrap(), &bytes);
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn a_length_longer_than_the_input_is_rejected_before_any_allocation() {
+        let mut out = Vec::new();
+        put_u64(&mut out, u64::MAX);
+        put_u32(&mut out, 5);
+        out.extend_from_slice(&[0; 4]);
+        let mut r = Reader::new(&out);
+        assert!(r.len_u64("name length").is_err());
+        let mut r = Reader::new(&out[8..]);
+        assert!(r.len_u32("name length").is_err());
+    }
+
+    #[test]
+    fn capacity_is_bounded_by_the_bytes_left() {
+        let bytes = vec![0u8; 40];
+        let r = Reader::new(&bytes);
+        assert_eq!(r.capacity_for(u64::MAX, 8), 5);
+        assert_eq!(r.capacity_for(3, 8), 3);
+        assert_eq!(r.capacity_for(7, 0), 7);
+    }
+
+    #[test]
+    fn trailing_bytes_are_reported() {
+        let r = Reader::new(&[0u8; 2]);
+        let e = r.finish("manifest").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corruption);
+        assert_eq!(e.message(), "2 trailing bytes after manifest");
+    }
+}

@@ -1,0 +1,507 @@
+//! SST data pages: one bounded-size page of an SST's rows, sorted (key ascending, seq descending)
+//! and checksummed. [`DataPageBuilder`] writes one; [`DataPage`] verifies one and serves point
+//! lookups from it.
+//!
+//! ```text
+//! +--------+---------+----------+----------+-----------+---------+-----------------+-------+
+//! | "TKVD" | version | features | reserved | row_count | rows... | offsets u32 × n | crc32 |
+//! | 4      | u8 = 1  | u8       | u16 = 0  | u32       |         | from rows start | u32   |
+//! +--------+---------+----------+----------+-----------+---------+-----------------+-------+
+//! ```
+//!
+//! The offsets let a reader binary-search the page without decoding it. Which SST a page belongs
+//! to, and where it is stored, is the engine's business.
+
+use alloc::vec::Vec;
+use core::cmp::Ordering;
+
+use super::checksum::{seal, unseal, CHECKSUM_LEN};
+use super::codec::{put_u16, put_u32, put_u8, Reader};
+use super::row::{decode_row, encode_row, row_order, RowFeatures, RowRef};
+use super::FORMAT_VERSION_BYTE;
+use crate::error::{Error, Result};
+
+/// The first four bytes of every data page.
+pub const DATA_PAGE_MAGIC: [u8; 4] = *b"TKVD";
+
+/// The size of the header (magic, version, features, reserved, row_count).
+const HEADER_LEN: usize = 12;
+const OFFSET_LEN: usize = 4;
+
+/// Writes one data page. Rows must be pushed in strictly increasing (key asc, seq desc) order.
+#[derive(Clone, Debug)]
+pub struct DataPageBuilder {
+    features: RowFeatures,
+    rows: Vec<u8>,
+    offsets: Vec<u32>,
+    last_key: Vec<u8>,
+    last_seq: u64,
+}
+
+impl DataPageBuilder {
+    /// An empty page whose rows are encoded with `features`.
+    pub fn new(features: RowFeatures) -> Self {
+        DataPageBuilder {
+            features,
+            rows: Vec::new(),
+            offsets: Vec::new(),
+            last_key: Vec::new(),
+            last_seq: 0,
+        }
+    }
+
+    /// Append `row`.
+    ///
+    /// `InvalidArgument` (and the page unchanged) if the row is not strictly after the previous
+    /// one in (key asc, seq desc) order, if [`encode_row`] rejects it, or if the page would
+    /// outgrow its `u32` offsets.
+    pub fn push(&mut self, row: &RowRef<'_>) -> Result<()> {
+        if !self.offsets.is_empty() {
+            let in_order = match self.last_key.as_slice().cmp(row.key) {
+                Ordering::Less => true,
+                Ordering::Equal => row.seq < self.last_seq,
+                Ordering::Greater => false,
+            };
+            if !in_order {
+                return Err(Error::invalid(
+                    "rows must be pushed in strictly increasing (key asc, seq desc) order",
+                ));
+            }
+        }
+        // Every row takes at least MIN_ROW_LEN bytes, so bounding the offsets by u32 also keeps
+        // the row count within the header's u32.
+        let offset = u32::try_from(self.rows.len())
+            .map_err(|_| Error::invalid("data page rows exceed 4 GiB"))?;
+        encode_row(&mut self.rows, self.features, row)?;
+        self.offsets.push(offset);
+        self.last_key.clear();
+        self.last_key.extend_from_slice(row.key);
+        self.last_seq = row.seq;
+        Ok(())
+    }
+
+    /// The number of rows pushed.
+    pub fn len(&self) -> usize {
+        self.offsets.len()
+    }
+
+    /// Whether no row was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.offsets.is_empty()
+    }
+
+    /// The encoded size of the page if it were finished now, in bytes.
+    pub fn size(&self) -> usize {
+        HEADER_LEN + self.rows.len() + OFFSET_LEN * self.offsets.len() + CHECKSUM_LEN
+    }
+
+    /// The encoded, checksummed page.
+    pub fn finish(self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.size());
+        out.extend_from_slice(&DATA_PAGE_MAGIC);
+        put_u8(&mut out, FORMAT_VERSION_BYTE);
+        put_u8(&mut out, self.features.bits());
+        put_u16(&mut out, 0);
+        // `push` keeps the row count within u32 (see there).
+        put_u32(
+            &mut out,
+            u32::try_from(self.offsets.len()).unwrap_or(u32::MAX),
+        );
+        out.extend_from_slice(&self.rows);
+        for offset in &self.offsets {
+            put_u32(&mut out, *offset);
+        }
+        seal(&mut out);
+        out
+    }
+}
+
+/// A decoded, verified data page. It owns its bytes and a few indices, so it is cheap to keep in
+/// a cache behind an `Rc`.
+///
+/// [`decode`](Self::decode) checks everything once (checksum, header, offsets, every row, the sort
+/// order); the accessors then cannot fail on a page it accepted, but still return `Result` rather
+/// than panic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataPage {
+    bytes: Vec<u8>,
+    features: RowFeatures,
+    count: usize,
+    /// Where the rows area ends and the offsets begin (an index into `bytes`).
+    rows_end: usize,
+}
+
+/// What `DataPage::decode` learns from the bytes.
+struct Layout {
+    features: RowFeatures,
+    count: usize,
+    rows_end: usize,
+}
+
+fn verify(bytes: &[u8]) -> Result<Layout> {
+    let body = unseal(bytes)?;
+    let mut r = Reader::new(body);
+    if r.array::<4>("magic")? != DATA_PAGE_MAGIC {
+        return Err(Error::corruption("bad magic"));
+    }
+    if r.u8("version")? != FORMAT_VERSION_BYTE {
+        return Err(Error::corruption("unsupported format version"));
+    }
+    let features = RowFeatures::from_bits(r.u8("row features")?)?;
+    if r.u16("reserved")? != 0 {
+        return Err(Error::corruption("reserved bytes are not zero"));
+    }
+    let count = usize::try_from(r.u32("row count")?)
+        .map_err(|_| Error::corruption("row count too large"))?;
+    let offsets_len = count
+        .checked_mul(OFFSET_LEN)
+        .filter(|&len| len <= r.remaining())
+        .ok_or_else(|| Error::corruption("row count exceeds the page"))?;
+    let rows = r.bytes(r.remaining() - offsets_len, "rows")?;
+    let rows_end = r.position();
+    let mut offsets = Reader::new(r.rest());
+    let mut previous: Option<RowRef<'_>> = None;
+    let mut next_offset = 0usize;
+    for _ in 0..count {
+        let offset = offsets.u32("row offset")?;
+        if usize::try_from(offset).ok() != Some(next_offset) {
+            return Err(Error::corruption("row offsets do not tile the rows area"));
+        }
+        let rest = rows
+            .get(next_offset..)
+            .ok_or_else(|| Error::corruption("row offset out of bounds"))?;
+        let (row, used) = decode_row(rest, features)?;
+        if let Some(previous) = previous {
+            if row_order(&previous, &row) != Ordering::Less {
+                return Err(Error::corruption(
+                    "rows are not sorted by key asc, seq desc",
+                ));
+            }
+        }
+        previous = Some(row);
+        next_offset += used;
+    }
+    if next_offset != rows.len() {
+        return Err(Error::corruption("row offsets do not tile the rows area"));
+    }
+    Ok(Layout {
+        features,
+        count,
+        rows_end,
+    })
+}
+
+impl DataPage {
+    /// Verify `bytes` and wrap them. `Corruption` (message prefixed "data page") on a checksum
+    /// mismatch, a bad header, offsets that are out of bounds, not strictly increasing, not
+    /// starting at 0 or not exactly tiling the rows area, an undecodable row, or rows out of order.
+    pub fn decode(bytes: Vec<u8>) -> Result<DataPage> {
+        let layout = verify(&bytes).map_err(|e| e.context("data page"))?;
+        Ok(DataPage {
+            bytes,
+            features: layout.features,
+            count: layout.count,
+            rows_end: layout.rows_end,
+        })
+    }
+
+    /// The features the rows are encoded with.
+    pub fn row_features(&self) -> RowFeatures {
+        self.features
+    }
+
+    /// The number of rows.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether the page has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The size of the encoded page, in bytes.
+    pub fn byte_len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// The offset of row `index` from the start of the rows area (`index == len()` gives the
+    /// end of the rows area).
+    fn offset(&self, index: usize) -> Result<usize> {
+        if index == self.count {
+            return Ok(self.rows_end - HEADER_LEN);
+        }
+        let at = self.rows_end + index * OFFSET_LEN;
+        let bytes = self
+            .bytes
+            .get(at..)
+            .and_then(<[u8]>::first_chunk::<OFFSET_LEN>)
+            .ok_or_else(|| Error::corruption("data page: row offset out of bounds"))?;
+        usize::try_from(u32::from_le_bytes(*bytes))
+            .map_err(|_| Error::corruption("data page: row offset out of bounds"))
+    }
+
+    /// The encoded bytes of row `index`.
+    fn row_bytes(&self, index: usize) -> Result<&[u8]> {
+        if index >= self.count {
+            return Err(Error::invalid("row index out of range"));
+        }
+        let start = HEADER_LEN + self.offset(index)?;
+        let end = HEADER_LEN + self.offset(index + 1)?;
+        self.bytes
+            .get(start..end)
+            .ok_or_else(|| Error::corruption("data page: row offset out of bounds"))
+    }
+
+    /// Row `index`. `InvalidArgument` ("row index out of range") if `index >= len()`.
+    pub fn row(&self, index: usize) -> Result<RowRef<'_>> {
+        decode_row(self.row_bytes(index)?, self.features).map(|(row, _)| row)
+    }
+
+    /// The key of row `index`, without decoding the rest of the row.
+    /// `InvalidArgument` ("row index out of range") if `index >= len()`.
+    pub fn key(&self, index: usize) -> Result<&[u8]> {
+        let mut r = Reader::new(self.row_bytes(index)?);
+        let len = r.u16("row key length")?;
+        r.bytes(usize::from(len), "row key")
+    }
+
+    /// The index of the first row whose key is `>= key`, or `len()` if there is none. Where a key
+    /// has several versions this is its newest one. A binary search over the offsets.
+    pub fn lower_bound(&self, key: &[u8]) -> Result<usize> {
+        let (mut low, mut high) = (0, self.count);
+        while low < high {
+            let mid = low + (high - low) / 2;
+            if self.key(mid)? < key {
+                low = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        Ok(low)
+    }
+
+    /// Every row, in order.
+    pub fn rows(&self) -> impl Iterator<Item = Result<RowRef<'_>>> + '_ {
+        (0..self.count).map(move |index| self.row(index))
+    }
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+    use crate::format::checksum::seal;
+    use crate::format::row::Row;
+    use alloc::vec;
+
+    fn row(key: &[u8], seq: u64) -> Row {
+        Row {
+            key: key.to_vec(),
+            seq,
+            ts: 100 + i64::try_from(seq).unwrap(),
+            expire_at: (seq % 2 == 0 && seq % 3 != 0).then_some(5_000),
+            value: (seq % 3 != 0).then(|| vec![b'v'; usize::try_from(seq).unwrap()]),
+        }
+    }
+
+    fn build(rows: &[Row]) -> Vec<u8> {
+        let mut builder = DataPageBuilder::new(RowFeatures::V1_WITH_EXPIRY);
+        for r in rows {
+            builder.push(&r.as_ref()).unwrap();
+        }
+        builder.finish()
+    }
+
+    fn sample() -> Vec<Row> {
+        vec![
+            row(b"apple", 4),
+            row(b"banana", 9),
+            row(b"banana", 7),
+            row(b"banana", 2),
+            row(b"cherry", 1),
+            row(b"date", 3),
+        ]
+    }
+
+    #[test]
+    fn a_built_page_decodes_to_the_same_rows() {
+        let rows = sample();
+        let mut builder = DataPageBuilder::new(RowFeatures::V1_WITH_EXPIRY);
+        for r in &rows {
+            builder.push(&r.as_ref()).unwrap();
+        }
+        assert_eq!(builder.len(), rows.len());
+        let size = builder.size();
+        let bytes = builder.finish();
+        assert_eq!(bytes.len(), size);
+        let page = DataPage::decode(bytes).unwrap();
+        assert_eq!(page.len(), rows.len());
+        assert_eq!(page.byte_len(), size);
+        assert_eq!(page.row_features(), RowFeatures::V1_WITH_EXPIRY);
+        for (i, r) in rows.iter().enumerate() {
+            assert_eq!(page.row(i).unwrap().to_row(), *r);
+            assert_eq!(page.key(i).unwrap(), r.key.as_slice());
+        }
+        let all: Vec<Row> = page.rows().map(|r| r.unwrap().to_row()).collect();
+        assert_eq!(all, rows);
+    }
+
+    #[test]
+    fn an_empty_page_round_trips() {
+        let builder = DataPageBuilder::new(RowFeatures::V1_BASE);
+        assert!(builder.is_empty());
+        assert_eq!(builder.size(), HEADER_LEN + CHECKSUM_LEN);
+        let page = DataPage::decode(builder.finish()).unwrap();
+        assert!(page.is_empty());
+        assert_eq!(page.lower_bound(b"x").unwrap(), 0);
+        assert_eq!(page.rows().count(), 0);
+    }
+
+    #[test]
+    fn builder_rejects_rows_out_of_order_and_keeps_the_page_unchanged() {
+        let mut builder = DataPageBuilder::new(RowFeatures::V1_WITH_EXPIRY);
+        builder.push(&row(b"b", 5).as_ref()).unwrap();
+        let size = builder.size();
+        for bad in [row(b"a", 1), row(b"b", 5), row(b"b", 6)] {
+            let e = builder.push(&bad.as_ref()).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+            assert_eq!(builder.size(), size);
+        }
+        builder.push(&row(b"b", 4).as_ref()).unwrap();
+        builder.push(&row(b"c", 100).as_ref()).unwrap();
+        assert_eq!(builder.len(), 3);
+    }
+
+    #[test]
+    fn builder_rejects_a_row_its_features_cannot_hold() {
+        let mut builder = DataPageBuilder::new(RowFeatures::V1_BASE);
+        let e = builder.push(&row(b"a", 2).as_ref()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(builder.is_empty());
+        // The rejected row does not count as "previous" for the order check.
+        builder.push(&row(b"a", 1).as_ref()).unwrap();
+    }
+
+    #[test]
+    fn lower_bound_finds_the_newest_version_of_a_key() {
+        let page = DataPage::decode(build(&sample())).unwrap();
+        assert_eq!(page.lower_bound(b"").unwrap(), 0);
+        assert_eq!(page.lower_bound(b"apple").unwrap(), 0);
+        assert_eq!(page.lower_bound(b"apricot").unwrap(), 1);
+        assert_eq!(page.lower_bound(b"banana").unwrap(), 1);
+        assert_eq!(page.row(1).unwrap().seq, 9);
+        assert_eq!(page.lower_bound(b"banana\0").unwrap(), 4);
+        assert_eq!(page.lower_bound(b"date").unwrap(), 5);
+        assert_eq!(page.lower_bound(b"zebra").unwrap(), 6);
+    }
+
+    #[test]
+    fn lower_bound_over_many_versions_of_one_key() {
+        let rows: Vec<Row> = (1..=9).rev().map(|seq| row(b"k", seq)).collect();
+        let page = DataPage::decode(build(&rows)).unwrap();
+        assert_eq!(page.lower_bound(b"k").unwrap(), 0);
+        assert_eq!(page.row(0).unwrap().seq, 9);
+        assert_eq!(page.lower_bound(b"j").unwrap(), 0);
+        assert_eq!(page.lower_bound(b"l").unwrap(), 9);
+    }
+
+    #[test]
+    fn an_index_past_the_end_is_an_invalid_argument() {
+        let page = DataPage::decode(build(&sample())).unwrap();
+        let e = page.row(6).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert_eq!(e.message(), "row index out of range");
+        assert_eq!(
+            page.key(usize::MAX).unwrap_err().kind(),
+            ErrorKind::InvalidArgument
+        );
+    }
+
+    /// Re-seal `bytes` after `change` so that the structural checks, not the checksum, decide.
+    fn resealed(bytes: &[u8], change: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+        let mut body = bytes[..bytes.len() - CHECKSUM_LEN].to_vec();
+        change(&mut body);
+        seal(&mut body);
+        body
+    }
+
+    fn corruption(bytes: Vec<u8>) -> alloc::string::String {
+        let e = DataPage::decode(bytes).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corruption);
+        e.message().into()
+    }
+
+    #[test]
+    fn decode_rejects_a_bad_header() {
+        let good = build(&sample());
+        assert_eq!(
+            corruption(resealed(&good, |b| b[0] = b'X')),
+            "data page: bad magic"
+        );
+        assert_eq!(
+            corruption(resealed(&good, |b| b[4] = 2)),
+            "data page: unsupported format version"
+        );
+        assert!(corruption(resealed(&good, |b| b[5] = 0x10)).contains("row feature"));
+        assert_eq!(
+            corruption(resealed(&good, |b| b[6] = 1)),
+            "data page: reserved bytes are not zero"
+        );
+        assert_eq!(
+            corruption(resealed(&good, |b| b[8..12].copy_from_slice(&u32::MAX.to_le_bytes()))),
+            "data page: row count exceeds the page"
+        );
+        assert_eq!(
+            corruption(good[..good.len() - 1].to_vec()),
+            "data page: checksum mismatch"
+        );
+    }
+
+    #[test]
+    fn decode_rejects_offsets_that_do_not_tile_the_rows() {
+        let good = build(&sample());
+        let offsets_at = good.len() - CHECKSUM_LEN - 4 * 6;
+        let set = |i: usize, v: u32| {
+            resealed(&good, move |b| {
+                b[offsets_at + 4 * i..offsets_at + 4 * i + 4].copy_from_slice(&v.to_le_bytes())
+            })
+        };
+        for bad in [set(0, 1), set(2, 0), set(3, u32::MAX), set(5, 1)] {
+            assert!(corruption(bad).contains("tile"));
+        }
+        // One row count fewer: the last row's bytes become an unexplained tail.
+        let fewer = resealed(&good, |b| {
+            b[8] -= 1;
+            b.drain(offsets_at + 20..offsets_at + 24);
+        });
+        assert!(corruption(fewer).contains("tile"));
+    }
+
+    #[test]
+    fn decode_rejects_rows_out_of_order() {
+        let mut a = DataPageBuilder::new(RowFeatures::V1_BASE);
+        a.push(&row(b"a", 1).as_ref()).unwrap();
+        a.push(&row(b"b", 1).as_ref()).unwrap();
+        let good = a.finish();
+        // Swap the keys "a" and "b": same lengths, so the offsets stay valid.
+        let swapped = resealed(&good, |b| {
+            let first = HEADER_LEN + 2;
+            let row_len = (b.len() - HEADER_LEN - 8) / 2;
+            b[first] = b'b';
+            b[first + row_len] = b'a';
+        });
+        assert!(corruption(swapped).contains("not sorted"));
+        let same_version = resealed(&good, |b| {
+            let row_len = (b.len() - HEADER_LEN - 8) / 2;
+            b[HEADER_LEN + row_len + 2] = b'a';
+        });
+        assert!(corruption(same_version).contains("not sorted"));
+    }
+}

@@ -1,0 +1,45 @@
+//! The bytes: how rows, SST pages, the manifest and WAL pages are encoded, and how they are checked
+//! when read back. The byte-by-byte layout of everything here is in `docs/format.md`.
+//!
+//! Rooms: [`codec`] (a bounded reader and little-endian writers), [`checksum`] (CRC-32 seals),
+//! [`row`] (rows and row features), [`data_page`] (an SST's bounded-size pages of sorted rows),
+//! [`sst_meta`] (an SST's metadata page, with its expiry percentiles), [`manifest`] (the SST list,
+//! WAL position, writer epoch and clock seed), [`wal`] (one group commit of write batches).
+//!
+//! Rules for this module: every decoder returns an error on bad input and never panics, never
+//! indexes out of bounds, and never sizes an allocation from a length it has not checked against
+//! the input left. Decode failures are [`ErrorKind::Corruption`](crate::ErrorKind::Corruption);
+//! asking an encoder for something the format cannot hold is
+//! [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument). This module knows nothing of
+//! where pages are stored or of the engine that reads them.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
+pub mod checksum;
+pub mod codec;
+pub mod data_page;
+pub mod manifest;
+pub mod row;
+pub mod sst_meta;
+pub mod wal;
+
+pub use checksum::{crc32, seal, unseal};
+pub use data_page::{DataPage, DataPageBuilder};
+pub use manifest::{Manifest, NamespaceEntry};
+pub use row::{
+    decode_row, encode_row, encoded_row_len, row_order, Row, RowFeatures, RowRef, FLAG_HAS_EXPIRE,
+    FLAG_TOMBSTONE,
+};
+pub use sst_meta::{expiry_percentiles, PageRef, SstMeta};
+pub use wal::{decode_wal_page, encode_wal_batch, encode_wal_page};
+
+/// The version of the on-storage format this code writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// [`FORMAT_VERSION`] as the single byte the page headers store.
+const FORMAT_VERSION_BYTE: u8 = 1;
+const _: () = assert!(FORMAT_VERSION_BYTE as u32 == FORMAT_VERSION);
