@@ -14,6 +14,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod clock;
+pub mod engine;
 pub mod error;
 pub mod format;
 pub mod store;
@@ -21,6 +22,10 @@ pub mod store;
 #[cfg(feature = "std")]
 pub use clock::SystemClock;
 pub use clock::{Clock, FakeClock, MonotonicClock};
+pub use engine::{
+    BatchOp, Db, DbOptions, Durability, Entry, ExpireCondition, LevelStats, Maintenance,
+    PutCondition, PutOptions, ScanOptions, SstStats, Stats, Ttl, WriteBatch,
+};
 pub use error::{Error, ErrorKind, Result};
 
 /// The longest key accepted, in bytes (keys must also be at least 1 byte).

@@ -1,0 +1,331 @@
+//! Compaction: the planner that picks what to merge, and the merge itself with the TTL
+//! compaction filter (`retention::compaction_fates`).
+//!
+//! Leveled: L0 SSTs (overlapping, newest first) are merged with the overlapping part of L1 once
+//! there are `l0_compaction_trigger` of them; a deeper level over its target size pushes its
+//! oldest SST down into the next level. `compact()` merges everything into the bottom level.
+//! The output, the new manifest and the deletion of unreferenced SST pages go in one commit.
+
+use alloc::rc::Rc;
+use alloc::vec::Vec;
+
+use super::merge::MergeCursor;
+use super::retention::{compaction_fates, Fate, VersionInfo};
+use super::sst_writer::{BuiltSst, SstWriter};
+use super::state::{Inner, State};
+use super::version::{SstHandle, Version};
+use crate::error::Result;
+use crate::format::RowRef;
+use crate::store::{Commit, ManifestRecord, PageId};
+
+/// One merge the planner chose.
+pub(crate) struct Plan {
+    /// Input SSTs by level.
+    inputs: Vec<(usize, Vec<Rc<SstHandle>>)>,
+    /// Where the output goes.
+    output_level: usize,
+    /// Nothing older than the inputs overlaps their key range below the output level.
+    bottommost: bool,
+}
+
+fn key_range(ssts: &[Rc<SstHandle>]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let lo = ssts.iter().map(|s| s.first_key()).min()?;
+    let hi = ssts.iter().map(|s| s.last_key()).max()?;
+    Some((lo.to_vec(), hi.to_vec()))
+}
+
+fn nothing_below(version: &Version, level: usize, lo: &[u8], hi: &[u8]) -> bool {
+    version
+        .levels
+        .iter()
+        .skip(level + 1)
+        .flatten()
+        .all(|s| !s.overlaps(lo, hi))
+}
+
+impl Inner {
+    fn level_target(&self, level: usize) -> u64 {
+        let mut target = self.options.level1_target_bytes;
+        for _ in 1..level {
+            target = target.saturating_mul(self.options.level_size_multiplier);
+        }
+        target
+    }
+
+    /// The next compaction worth doing, if any (`force`: merge everything to the bottom).
+    pub(crate) fn plan_compaction(&self, st: &State, force: bool) -> Option<Plan> {
+        let v = &st.version;
+        if force {
+            let deepest = v.deepest_nonempty()?;
+            let output_level = deepest.max(1);
+            let inputs: Vec<_> = v
+                .levels
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| !l.is_empty())
+                .map(|(i, l)| (i, l.clone()))
+                .collect();
+            return Some(Plan {
+                inputs,
+                output_level,
+                bottommost: true,
+            });
+        }
+        let l0 = v.levels.first().cloned().unwrap_or_default();
+        if l0.len() >= self.options.l0_compaction_trigger.max(1) {
+            let (lo, hi) = key_range(&l0)?;
+            let l1: Vec<_> = v
+                .levels
+                .get(1)
+                .map(|l| l.iter().filter(|s| s.overlaps(&lo, &hi)).cloned().collect())
+                .unwrap_or_default();
+            let mut all = l0.clone();
+            all.extend(l1.iter().cloned());
+            let (lo, hi) = key_range(&all)?;
+            return Some(Plan {
+                inputs: alloc::vec![(0, l0), (1, l1)],
+                output_level: 1,
+                bottommost: nothing_below(v, 1, &lo, &hi),
+            });
+        }
+        for level in 1..v.levels.len() {
+            if v.level_bytes(level) <= self.level_target(level) {
+                continue;
+            }
+            let pick = v
+                .levels
+                .get(level)?
+                .iter()
+                .min_by_key(|s| s.meta.creation_ts)?
+                .clone();
+            let next: Vec<_> = v
+                .levels
+                .get(level + 1)
+                .map(|l| {
+                    l.iter()
+                        .filter(|s| s.overlaps(pick.first_key(), pick.last_key()))
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut all = next.clone();
+            all.push(pick.clone());
+            let (lo, hi) = key_range(&all)?;
+            return Some(Plan {
+                inputs: alloc::vec![(level, alloc::vec![pick]), (level + 1, next)],
+                output_level: level + 1,
+                bottommost: nothing_below(v, level + 1, &lo, &hi),
+            });
+        }
+        None
+    }
+
+    /// Run compactions until the planner finds nothing to do (`force`: one full merge).
+    pub(crate) async fn compact(&self, force: bool) -> Result<usize> {
+        let _guard = self.manifest_lock.lock().await;
+        let mut done = 0;
+        loop {
+            let plan = {
+                let st = self.state.borrow();
+                st.check_writable()?;
+                self.plan_compaction(&st, force && done == 0)
+            };
+            let Some(plan) = plan else {
+                return Ok(done);
+            };
+            self.run_compaction(plan).await?;
+            done += 1;
+            if force {
+                return Ok(done);
+            }
+        }
+    }
+
+    /// Merge the plan's inputs through the TTL compaction filter and commit the result.
+    pub(crate) async fn run_compaction(&self, plan: Plan) -> Result<()> {
+        let (snapshots, now, mut next_id, with_expiry) = {
+            let st = self.state.borrow();
+            let with_expiry = plan
+                .inputs
+                .iter()
+                .flat_map(|(_, l)| l.iter())
+                .any(|s| s.meta.ttl_row_count > 0);
+            (
+                st.snapshot_seqs(),
+                self.clock.now(),
+                st.manifest.next_sst_id,
+                with_expiry,
+            )
+        };
+        let mut runs = Vec::new();
+        for (level, ssts) in &plan.inputs {
+            if *level == 0 {
+                runs.extend(ssts.iter().map(|s| alloc::vec![s.clone()]));
+            } else if !ssts.is_empty() {
+                runs.push(ssts.clone());
+            }
+        }
+        let mut cursor =
+            MergeCursor::open(self, Vec::new(), runs, &[], None, false, u64::MAX).await?;
+        let mut outputs: Vec<BuiltSst> = Vec::new();
+        let mut writer: Option<SstWriter> = None;
+        while let Some((key, versions)) = cursor.next_key(self).await? {
+            let infos: Vec<VersionInfo> = versions.iter().map(|v| v.info()).collect();
+            let fates = compaction_fates(&infos, &snapshots, now, plan.bottommost);
+            for (v, fate) in versions.iter().zip(fates) {
+                let row = match fate {
+                    Fate::Keep => v.row(&key),
+                    Fate::Tombstone => RowRef {
+                        key: &key,
+                        seq: v.seq,
+                        ts: v.ts,
+                        expire_at: None,
+                        value: None,
+                    },
+                    Fate::Drop => continue,
+                };
+                let w = writer.get_or_insert_with(|| {
+                    let w = SstWriter::new(next_id, with_expiry, self.options.page_size, now);
+                    next_id += 1;
+                    w
+                });
+                w.add(&row)?;
+            }
+            // Cut SSTs only between keys, so one key's versions never span two SSTs of a run.
+            if writer
+                .as_ref()
+                .is_some_and(|w| w.bytes() >= self.options.sst_target_bytes)
+            {
+                if let Some(built) = writer.take().and_then(SstWriter::finish) {
+                    outputs.push(built);
+                }
+            }
+        }
+        if let Some(built) = writer.take().and_then(SstWriter::finish) {
+            outputs.push(built);
+        }
+        self.install_compaction(&plan, outputs, next_id).await
+    }
+
+    async fn install_compaction(
+        &self,
+        plan: &Plan,
+        outputs: Vec<BuiltSst>,
+        next_id: u64,
+    ) -> Result<()> {
+        let input_ids: Vec<u64> = plan
+            .inputs
+            .iter()
+            .flat_map(|(_, l)| l.iter().map(|s| s.id()))
+            .collect();
+        let (commit, version, manifest, reclaimed) = {
+            let st = self.state.borrow();
+            st.check_writable()?;
+            let mut version: Version = (*st.version).clone();
+            for level in &mut version.levels {
+                level.retain(|s| !input_ids.contains(&s.id()));
+            }
+            while version.levels.len() <= plan.output_level {
+                version.levels.push(Vec::new());
+            }
+            let mut puts = Vec::new();
+            if let Some(out) = version.levels.get_mut(plan.output_level) {
+                for built in outputs {
+                    puts.extend(built.pages);
+                    out.push(Rc::new(SstHandle { meta: built.meta }));
+                }
+                out.sort_by(|a, b| a.first_key().cmp(b.first_key()));
+            }
+            while version.levels.last().is_some_and(|l| l.is_empty()) && version.levels.len() > 1 {
+                version.levels.pop();
+            }
+            let mut manifest = st.manifest.clone();
+            manifest.levels = version.level_ids();
+            manifest.next_sst_id = manifest.next_sst_id.max(next_id);
+            manifest.clock_seed = manifest.clock_seed.max(self.clock.last_issued());
+            let reclaimed = self.reclaimable(&st);
+            let commit = Commit {
+                expected_manifest_version: st.manifest_version,
+                manifest: Some(ManifestRecord {
+                    version: st.manifest_version + 1,
+                    bytes: manifest.encode(),
+                }),
+                puts,
+                deletes: reclaimed.clone(),
+            };
+            (commit, version, manifest, reclaimed)
+        };
+        let result = self.store.commit(commit).await;
+        let mut st = self.state.borrow_mut();
+        if let Err(e) = &result {
+            st.note_failure(e);
+            return result;
+        }
+        st.manifest = manifest;
+        st.manifest_version += 1;
+        st.version = Rc::new(version);
+        for (_, ssts) in &plan.inputs {
+            st.obsolete.extend(ssts.iter().cloned());
+        }
+        self.forget_reclaimed(&mut st, &reclaimed);
+        Ok(())
+    }
+
+    /// The pages of obsolete SSTs that no reader holds any more (safe to delete now).
+    pub(crate) fn reclaimable(&self, st: &State) -> Vec<PageId> {
+        let mut pages = Vec::new();
+        for sst in &st.obsolete {
+            // One reference is the obsolete list itself.
+            if Rc::strong_count(sst) == 1 {
+                pages.push(PageId::sst_meta(sst.id()));
+                for i in 0..sst.meta.pages.len() {
+                    pages.push(PageId::sst_data(
+                        sst.id(),
+                        u32::try_from(i).unwrap_or(u32::MAX),
+                    ));
+                }
+            }
+        }
+        pages
+    }
+
+    /// After a commit that deleted `reclaimed`, drop those SSTs from the obsolete list and cache.
+    pub(crate) fn forget_reclaimed(&self, st: &mut State, reclaimed: &[PageId]) {
+        if reclaimed.is_empty() {
+            return;
+        }
+        st.obsolete
+            .retain(|s| !reclaimed.contains(&PageId::sst_meta(s.id())));
+        for id in reclaimed {
+            st.cache.remove(*id);
+        }
+    }
+
+    /// Delete the pages of obsolete SSTs nobody reads any more, in a commit of their own.
+    pub(crate) async fn reclaim_obsolete(&self) -> Result<usize> {
+        let _guard = self.manifest_lock.lock().await;
+        let commit = {
+            let st = self.state.borrow();
+            st.check_writable()?;
+            let deletes = self.reclaimable(&st);
+            if deletes.is_empty() {
+                return Ok(0);
+            }
+            Commit {
+                expected_manifest_version: st.manifest_version,
+                manifest: None,
+                puts: Vec::new(),
+                deletes,
+            }
+        };
+        let reclaimed = commit.deletes.clone();
+        let result = self.store.commit(commit).await;
+        let mut st = self.state.borrow_mut();
+        if let Err(e) = &result {
+            st.note_failure(e);
+            return Err(e.clone());
+        }
+        self.forget_reclaimed(&mut st, &reclaimed);
+        Ok(reclaimed.len())
+    }
+}

@@ -1,0 +1,177 @@
+//! Flush: a memtable becomes an L0 SST. The SST's pages, the new manifest and the deletion of
+//! the WAL pages it makes redundant go to the store in **one** commit, so a crash leaves either
+//! the memtable's data in the WAL or in the SST, never neither and never half.
+
+use alloc::rc::Rc;
+use alloc::vec::Vec;
+use core::cell::RefCell;
+
+use super::memtable::Memtable;
+use super::retention::{needed_by, VersionInfo};
+use super::sst_writer::SstWriter;
+use super::state::{Frozen, Inner};
+use super::version::{SstHandle, Version};
+use crate::error::Result;
+use crate::store::{Commit, ManifestRecord, PageId};
+
+impl Inner {
+    /// Flush every memtable to L0 (the active one is frozen first).
+    pub(crate) async fn flush(&self) -> Result<()> {
+        let _guard = self.manifest_lock.lock().await;
+        self.flush_locked().await
+    }
+
+    /// [`Inner::flush`] for a caller that already holds the manifest lock.
+    pub(crate) async fn flush_locked(&self) -> Result<()> {
+        // Everything in the memtable must be in the WAL first: then the rollback of a failed WAL
+        // commit never touches a frozen memtable.
+        self.drain_wal().await?;
+        {
+            let mut st = self.state.borrow_mut();
+            st.check_writable()?;
+            if !st.active.borrow().is_empty() {
+                let table =
+                    core::mem::replace(&mut st.active, Rc::new(RefCell::new(Memtable::default())));
+                let max_seq = st.last_seq;
+                st.frozen.push(Frozen { table, max_seq });
+            }
+        }
+        loop {
+            let next = {
+                let st = self.state.borrow();
+                st.frozen.first().map(|f| (f.table.clone(), f.max_seq))
+            };
+            let Some((table, max_seq)) = next else {
+                return Ok(());
+            };
+            self.flush_one(&table, max_seq).await?;
+        }
+    }
+
+    /// Commit a manifest whose clock seed is the highest time handed out, if it is not already.
+    pub(crate) async fn persist_clock_seed(&self) -> Result<()> {
+        let _guard = self.manifest_lock.lock().await;
+        let (commit, manifest) = {
+            let st = self.state.borrow();
+            if st.fenced.is_some() || st.manifest.clock_seed >= self.clock.last_issued() {
+                return Ok(());
+            }
+            let mut manifest = st.manifest.clone();
+            manifest.clock_seed = self.clock.last_issued();
+            let commit = Commit {
+                expected_manifest_version: st.manifest_version,
+                manifest: Some(ManifestRecord {
+                    version: st.manifest_version + 1,
+                    bytes: manifest.encode(),
+                }),
+                puts: Vec::new(),
+                deletes: Vec::new(),
+            };
+            (commit, manifest)
+        };
+        let result = self.store.commit(commit).await;
+        let mut st = self.state.borrow_mut();
+        match &result {
+            Ok(()) => {
+                st.manifest = manifest;
+                st.manifest_version += 1;
+            }
+            Err(e) => st.note_failure(e),
+        }
+        result
+    }
+
+    /// Write the oldest frozen memtable as an L0 SST and commit it.
+    async fn flush_one(&self, table: &Rc<RefCell<Memtable>>, max_seq: u64) -> Result<()> {
+        let (commit, built, new_manifest, wal_deleted, reclaimed) = {
+            let st = self.state.borrow();
+            st.check_writable()?;
+            let id = st.manifest.next_sst_id;
+            let snapshots = st.snapshot_seqs();
+            let mut points = snapshots.clone();
+            points.push(u64::MAX);
+            let memtable = table.borrow();
+            let mut writer = SstWriter::new(
+                id,
+                memtable.min_expire_at().is_some(),
+                self.options.page_size,
+                self.clock.now(),
+            );
+            for (key, versions) in memtable.iter() {
+                let versions: Vec<_> = versions.collect();
+                let infos: Vec<VersionInfo> = versions.iter().map(|v| v.info()).collect();
+                let needed = needed_by(&infos, &points);
+                for (v, keep) in versions.iter().zip(needed) {
+                    if keep {
+                        writer.add(&v.row(key))?;
+                    }
+                }
+            }
+            let built = writer.finish();
+            let mut manifest = st.manifest.clone();
+            if let Some(b) = &built {
+                if manifest.levels.is_empty() {
+                    manifest.levels.push(Vec::new());
+                }
+                if let Some(l0) = manifest.levels.first_mut() {
+                    l0.insert(0, b.meta.id);
+                }
+                manifest.next_sst_id = id + 1;
+            }
+            manifest.flushed_seq = manifest.flushed_seq.max(max_seq);
+            manifest.clock_seed = manifest.clock_seed.max(self.clock.last_issued());
+            let wal_deleted: Vec<u64> = st
+                .wal
+                .segments
+                .iter()
+                .filter(|(_, (seq, _))| *seq <= max_seq)
+                .map(|(s, _)| *s)
+                .collect();
+            manifest.wal_first = st
+                .wal
+                .segments
+                .keys()
+                .find(|s| !wal_deleted.contains(s))
+                .copied()
+                .unwrap_or(st.wal.next_segment);
+            let reclaimed = self.reclaimable(&st);
+            let mut deletes: Vec<PageId> = wal_deleted.iter().map(|s| PageId::wal(*s)).collect();
+            deletes.extend(reclaimed.iter().copied());
+            let version = st.manifest_version + 1;
+            let commit = Commit {
+                expected_manifest_version: st.manifest_version,
+                manifest: Some(ManifestRecord {
+                    version,
+                    bytes: manifest.encode(),
+                }),
+                puts: built.as_ref().map(|b| b.pages.clone()).unwrap_or_default(),
+                deletes,
+            };
+            (commit, built, manifest, wal_deleted, reclaimed)
+        };
+        let result = self.store.commit(commit).await;
+        let mut st = self.state.borrow_mut();
+        if let Err(e) = &result {
+            st.note_failure(e);
+            return result;
+        }
+        st.manifest = new_manifest;
+        st.manifest_version += 1;
+        if let Some(b) = built {
+            let mut version: Version = (*st.version).clone();
+            if version.levels.is_empty() {
+                version.levels.push(Vec::new());
+            }
+            if let Some(l0) = version.levels.first_mut() {
+                l0.insert(0, Rc::new(SstHandle { meta: b.meta }));
+            }
+            st.version = Rc::new(version);
+        }
+        st.frozen.retain(|f| !Rc::ptr_eq(&f.table, table));
+        for s in wal_deleted {
+            st.wal.segments.remove(&s);
+        }
+        self.forget_reclaimed(&mut st, &reclaimed);
+        Ok(())
+    }
+}

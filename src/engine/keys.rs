@@ -1,0 +1,118 @@
+//! The engine's internal key space and the limits on user keys and values.
+//!
+//! Every stored row's key is `namespace id (u32, big-endian) ‖ user key`, so each namespace is a
+//! contiguous, separately scannable range and the default namespace is id 0. The byte order of
+//! internal keys is therefore the byte order of user keys within a namespace.
+
+use alloc::vec::Vec;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::{MAX_KEY_LEN, MAX_VALUE_LEN};
+
+/// Length of the namespace prefix of an internal key.
+pub(crate) const NAMESPACE_PREFIX_LEN: usize = 4;
+
+/// The id of the default namespace.
+pub(crate) const DEFAULT_NAMESPACE: u32 = 0;
+
+/// Check a user key against the limits of `API.md`.
+pub(crate) fn validate_key(key: &[u8]) -> Result<()> {
+    if key.is_empty() {
+        return Err(Error::invalid("a key must be at least 1 byte"));
+    }
+    if key.len() > MAX_KEY_LEN {
+        return Err(Error::new(
+            ErrorKind::KeyTooLarge,
+            alloc::format!("key of {} bytes exceeds {MAX_KEY_LEN}", key.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// Check a value against the limits of `API.md`.
+pub(crate) fn validate_value(value: &[u8]) -> Result<()> {
+    if value.len() > MAX_VALUE_LEN {
+        return Err(Error::new(
+            ErrorKind::ValueTooLarge,
+            alloc::format!("value of {} bytes exceeds {MAX_VALUE_LEN}", value.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// The internal key of `key` in namespace `ns`.
+pub(crate) fn internal_key(ns: u32, key: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(NAMESPACE_PREFIX_LEN + key.len());
+    out.extend_from_slice(&ns.to_be_bytes());
+    out.extend_from_slice(key);
+    out
+}
+
+/// The user key inside an internal key.
+pub(crate) fn user_key(internal: &[u8]) -> &[u8] {
+    internal.get(NAMESPACE_PREFIX_LEN..).unwrap_or(&[])
+}
+
+/// The first internal key of namespace `ns`.
+pub(crate) fn namespace_start(ns: u32) -> Vec<u8> {
+    ns.to_be_bytes().to_vec()
+}
+
+/// The first internal key after namespace `ns` (exclusive end of its range), `None` for the last.
+pub(crate) fn namespace_end(ns: u32) -> Option<Vec<u8>> {
+    ns.checked_add(1).map(|n| n.to_be_bytes().to_vec())
+}
+
+/// The smallest byte string greater than every string starting with `prefix`, or `None` if there
+/// is none (the prefix is all `0xff`).
+pub(crate) fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut out = prefix.to_vec();
+    while let Some(last) = out.pop() {
+        if last < 0xff {
+            out.push(last + 1);
+            return Some(out);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_of_a_namespace_sort_together_and_by_user_key() {
+        let a = internal_key(1, b"a");
+        let b = internal_key(1, b"b");
+        let other = internal_key(2, b"\x00");
+        assert!(a < b && b < other);
+        assert!(namespace_start(1) <= a && other >= namespace_end(1).unwrap());
+        assert_eq!(user_key(&b), b"b");
+    }
+
+    #[test]
+    fn prefix_successor_skips_trailing_ff() {
+        assert_eq!(prefix_successor(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_successor(b"a\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_successor(b"\xff\xff"), None);
+    }
+
+    #[test]
+    fn empty_and_oversized_keys_and_values_are_rejected_with_their_kind() {
+        assert_eq!(
+            validate_key(b"").unwrap_err().kind(),
+            ErrorKind::InvalidArgument
+        );
+        let big = alloc::vec![0u8; MAX_KEY_LEN + 1];
+        assert_eq!(
+            validate_key(&big).unwrap_err().kind(),
+            ErrorKind::KeyTooLarge
+        );
+        assert!(validate_key(&big[..MAX_KEY_LEN]).is_ok());
+        let huge = alloc::vec![0u8; MAX_VALUE_LEN + 1];
+        assert_eq!(
+            validate_value(&huge).unwrap_err().kind(),
+            ErrorKind::ValueTooLarge
+        );
+    }
+}

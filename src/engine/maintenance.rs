@@ -1,0 +1,97 @@
+//! The maintenance step: one call that does a bounded amount of due background work and says
+//! when it is next needed, so a host (a JS timer, a tokio task, a test) can drive the engine
+//! without the engine owning a thread or a timer.
+
+use super::state::Inner;
+use crate::error::Result;
+
+/// What one [`maintenance_step`](super::Db::maintenance_step) did and when to call again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Maintenance {
+    /// Pending relaxed writes were committed to the WAL.
+    pub committed_wal: bool,
+    /// A memtable was flushed.
+    pub flushed: bool,
+    /// Number of compactions run.
+    pub compactions: usize,
+    /// Number of pages of unused SSTs deleted.
+    pub pages_reclaimed: usize,
+    /// When the next step is due (ms since the Unix epoch; `Some(now)` = more work is ready now),
+    /// or `None` if nothing will be due until the next write.
+    pub next_wakeup_ms: Option<i64>,
+}
+
+impl Inner {
+    pub(crate) async fn maintenance_step(&self) -> Result<Maintenance> {
+        let mut report = Maintenance::default();
+        let now = self.clock.now();
+        let (wal_due, flush_due) = {
+            let st = self.state.borrow();
+            st.check_writable()?;
+            let wal_due = st
+                .wal
+                .pending_since()
+                .is_some_and(|t| now >= t.saturating_add(self.options.relaxed_commit_interval_ms));
+            let active = st.active.borrow();
+            let flush_due = !st.frozen.is_empty()
+                || active.bytes() >= self.options.memtable_flush_bytes
+                || active
+                    .first_write_ts()
+                    .is_some_and(|t| now >= t.saturating_add(self.options.memtable_max_age_ms));
+            (wal_due, flush_due)
+        };
+        if wal_due {
+            self.drain_wal().await?;
+            report.committed_wal = true;
+        }
+        if flush_due {
+            self.flush().await?;
+            report.flushed = true;
+        } else {
+            // One compaction per step keeps each step bounded.
+            let plan = {
+                let st = self.state.borrow();
+                self.plan_compaction(&st, false)
+            };
+            if let Some(plan) = plan {
+                let _guard = self.manifest_lock.lock().await;
+                self.run_compaction(plan).await?;
+                report.compactions = 1;
+            }
+        }
+        report.pages_reclaimed = self.reclaim_obsolete().await?;
+        report.next_wakeup_ms = self.next_wakeup();
+        Ok(report)
+    }
+
+    /// The earliest time background work becomes due.
+    pub(crate) fn next_wakeup(&self) -> Option<i64> {
+        let st = self.state.borrow();
+        let now = self.clock.now();
+        let active = st.active.borrow();
+        let mut next: Option<i64> = None;
+        let mut consider = |t: Option<i64>| {
+            if let Some(t) = t {
+                next = Some(next.map_or(t, |n| n.min(t)));
+            }
+        };
+        consider(
+            st.wal
+                .pending_since()
+                .map(|t| t.saturating_add(self.options.relaxed_commit_interval_ms)),
+        );
+        consider(
+            active
+                .first_write_ts()
+                .map(|t| t.saturating_add(self.options.memtable_max_age_ms)),
+        );
+        if !st.frozen.is_empty()
+            || active.bytes() >= self.options.memtable_flush_bytes
+            || self.plan_compaction(&st, false).is_some()
+            || !self.reclaimable(&st).is_empty()
+        {
+            consider(Some(now));
+        }
+        next.map(|t| t.max(now))
+    }
+}

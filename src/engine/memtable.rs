@@ -1,0 +1,267 @@
+//! The memtable: the newest writes, in memory, multi-versioned by sequence number.
+//!
+//! Each key maps to its versions, oldest first. Reads pick the newest version at or below their
+//! sequence number; a failed WAL commit removes the versions it covered ([`Memtable::rollback_after`]);
+//! overwrites prune versions no reader can see any more. A memtable is frozen (shared behind `Rc`)
+//! when it is flushed, so readers that hold it keep a consistent view.
+
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+use core::ops::Bound;
+
+use super::retention::{needed_by, VersionInfo};
+use crate::format::RowRef;
+
+/// Bytes of bookkeeping charged per version on top of its key and value.
+const VERSION_OVERHEAD: usize = 48;
+
+/// One version of a key in the memtable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct MemVersion {
+    pub seq: u64,
+    pub ts: i64,
+    pub expire_at: Option<i64>,
+    /// `None` is a tombstone.
+    pub value: Option<Vec<u8>>,
+}
+
+impl MemVersion {
+    pub(crate) fn info(&self) -> VersionInfo {
+        VersionInfo {
+            seq: self.seq,
+            tombstone: self.value.is_none(),
+            expire_at: self.expire_at,
+        }
+    }
+
+    pub(crate) fn row<'a>(&'a self, key: &'a [u8]) -> RowRef<'a> {
+        RowRef {
+            key,
+            seq: self.seq,
+            ts: self.ts,
+            expire_at: self.expire_at,
+            value: self.value.as_deref(),
+        }
+    }
+
+    fn charge(&self, key_len: usize) -> usize {
+        key_len + self.value.as_ref().map_or(0, |v| v.len()) + VERSION_OVERHEAD
+    }
+}
+
+/// The in-memory, sorted, multi-version write buffer.
+#[derive(Default, Debug)]
+pub(crate) struct Memtable {
+    map: BTreeMap<Vec<u8>, Vec<MemVersion>>,
+    bytes: usize,
+    versions: usize,
+    /// Time of the first write, to bound how long data waits before a flush.
+    first_write_ts: Option<i64>,
+    /// Earliest expiry among the versions written (a hint for the next wake-up).
+    min_expire_at: Option<i64>,
+}
+
+impl Memtable {
+    /// Bytes of keys, values and bookkeeping held.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Whether nothing was written.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Number of versions held.
+    #[cfg(test)]
+    pub(crate) fn version_count(&self) -> usize {
+        self.versions
+    }
+
+    /// Time of the first write still held.
+    pub(crate) fn first_write_ts(&self) -> Option<i64> {
+        self.first_write_ts
+    }
+
+    /// Earliest expiry written into this memtable.
+    pub(crate) fn min_expire_at(&self) -> Option<i64> {
+        self.min_expire_at
+    }
+
+    /// Add a version (its seq is higher than every seq already held). Older versions of the key
+    /// that no read point in `keep_points` can see, and that are at or below `durable_seq`, are
+    /// pruned; versions above `durable_seq` stay because a failed commit may roll back to them.
+    pub(crate) fn insert(
+        &mut self,
+        key: &[u8],
+        version: MemVersion,
+        keep_points: &[u64],
+        durable_seq: u64,
+    ) {
+        self.first_write_ts.get_or_insert(version.ts);
+        if let Some(at) = version.expire_at {
+            self.min_expire_at = Some(self.min_expire_at.map_or(at, |m| m.min(at)));
+        }
+        self.bytes += version.charge(key.len());
+        self.versions += 1;
+        match self.map.get_mut(key) {
+            Some(versions) => {
+                versions.push(version);
+                if versions.len() > 1 {
+                    Self::prune(
+                        versions,
+                        key.len(),
+                        keep_points,
+                        durable_seq,
+                        &mut self.bytes,
+                        &mut self.versions,
+                    );
+                }
+            }
+            None => {
+                self.map.insert(key.to_vec(), alloc::vec![version]);
+            }
+        }
+    }
+
+    fn prune(
+        versions: &mut Vec<MemVersion>,
+        key_len: usize,
+        keep_points: &[u64],
+        durable_seq: u64,
+        bytes: &mut usize,
+        count: &mut usize,
+    ) {
+        let newest_first: Vec<VersionInfo> = versions.iter().rev().map(MemVersion::info).collect();
+        let mut points: Vec<u64> = keep_points.to_vec();
+        points.push(durable_seq);
+        points.push(u64::MAX);
+        let needed = needed_by(&newest_first, &points);
+        let n = versions.len();
+        let mut index = 0;
+        versions.retain(|v| {
+            // `versions` is oldest first; `needed` is newest first.
+            let keep = v.seq > durable_seq || needed.get(n - 1 - index).copied().unwrap_or(true);
+            index += 1;
+            if !keep {
+                *bytes = bytes.saturating_sub(v.charge(key_len));
+                *count = count.saturating_sub(1);
+            }
+            keep
+        });
+    }
+
+    /// The newest version of `key` with `seq <= read_seq`.
+    pub(crate) fn get(&self, key: &[u8], read_seq: u64) -> Option<&MemVersion> {
+        self.map
+            .get(key)
+            .and_then(|vs| vs.iter().rev().find(|v| v.seq <= read_seq))
+    }
+
+    /// The highest seq written for `key`, if any.
+    pub(crate) fn latest_seq(&self, key: &[u8]) -> Option<u64> {
+        self.map.get(key).and_then(|vs| vs.last()).map(|v| v.seq)
+    }
+
+    /// Remove every version with `seq > seq` (a WAL commit covering them failed).
+    pub(crate) fn rollback_after(&mut self, seq: u64) {
+        let mut freed = 0;
+        let mut removed = 0;
+        self.map.retain(|key, versions| {
+            versions.retain(|v| {
+                let keep = v.seq <= seq;
+                if !keep {
+                    freed += v.charge(key.len());
+                    removed += 1;
+                }
+                keep
+            });
+            !versions.is_empty()
+        });
+        self.bytes = self.bytes.saturating_sub(freed);
+        self.versions = self.versions.saturating_sub(removed);
+        if self.map.is_empty() {
+            self.first_write_ts = None;
+            self.min_expire_at = None;
+        }
+    }
+
+    /// Up to `max` keys within `(lower, upper)`, each with its newest version visible at
+    /// `read_seq` (tombstones included: they shadow older sources), in key order or reversed.
+    pub(crate) fn visible_range(
+        &self,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        read_seq: u64,
+        reverse: bool,
+        max: usize,
+    ) -> Vec<(Vec<u8>, MemVersion)> {
+        let range = self
+            .map
+            .range::<[u8], (Bound<&[u8]>, Bound<&[u8]>)>((lower, upper));
+        let pick = |(k, vs): (&Vec<u8>, &Vec<MemVersion>)| {
+            vs.iter()
+                .rev()
+                .find(|v| v.seq <= read_seq)
+                .map(|v| (k.clone(), v.clone()))
+        };
+        if reverse {
+            range.rev().filter_map(pick).take(max).collect()
+        } else {
+            range.filter_map(pick).take(max).collect()
+        }
+    }
+
+    /// Every key with its versions newest first, in key order (what a flush writes).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&[u8], impl Iterator<Item = &MemVersion>)> {
+        self.map
+            .iter()
+            .map(|(k, vs)| (k.as_slice(), vs.iter().rev()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put(seq: u64, value: &[u8]) -> MemVersion {
+        MemVersion {
+            seq,
+            ts: seq as i64,
+            expire_at: None,
+            value: Some(value.to_vec()),
+        }
+    }
+
+    #[test]
+    fn reads_see_the_newest_version_at_their_seq() {
+        let mut m = Memtable::default();
+        m.insert(b"k", put(1, b"a"), &[1], 0);
+        m.insert(b"k", put(2, b"b"), &[1], 0);
+        assert_eq!(m.get(b"k", 1).unwrap().value.as_deref(), Some(&b"a"[..]));
+        assert_eq!(m.get(b"k", 5).unwrap().value.as_deref(), Some(&b"b"[..]));
+        assert!(m.get(b"k", 0).is_none());
+    }
+
+    #[test]
+    fn overwrites_prune_versions_nobody_can_see() {
+        let mut m = Memtable::default();
+        for seq in 1..=100 {
+            m.insert(b"k", put(seq, b"v"), &[], seq - 1);
+        }
+        // durable_seq = 99: seq 99 (the rollback point) and seq 100 survive.
+        assert_eq!(m.version_count(), 2);
+    }
+
+    #[test]
+    fn rollback_removes_exactly_the_versions_after_the_durable_seq() {
+        let mut m = Memtable::default();
+        m.insert(b"a", put(1, b"1"), &[], 0);
+        m.insert(b"a", put(2, b"2"), &[], 1);
+        m.insert(b"b", put(3, b"3"), &[], 1);
+        m.rollback_after(1);
+        assert_eq!(m.get(b"a", u64::MAX).unwrap().seq, 1);
+        assert!(m.get(b"b", u64::MAX).is_none());
+        assert_eq!(m.version_count(), 1);
+    }
+}

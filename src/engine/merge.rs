@@ -1,0 +1,338 @@
+//! Ordered iteration over many sources at once: memtable cursors and SST run cursors merged by
+//! key, forwards or backwards, yielding every version of each key. Scans and compaction both walk
+//! the tree through [`MergeCursor`].
+//!
+//! Cursors hold `Rc`s of the memtables, SSTs and pages they read, never a `RefCell` borrow, so a
+//! merge can await page loads while writes, flushes and compactions go on.
+
+use alloc::collections::VecDeque;
+use alloc::rc::Rc;
+use alloc::vec::Vec;
+use core::cell::RefCell;
+use core::ops::Bound;
+
+use super::memtable::{MemVersion, Memtable};
+use super::read::version_of;
+use super::state::Inner;
+use super::version::SstHandle;
+use crate::error::{Error, Result};
+use crate::format::{DataPage, RowRef};
+use crate::store::PageId;
+
+/// How many keys a memtable cursor copies out per refill.
+const MEM_CHUNK: usize = 64;
+
+/// Walks one memtable's keys in order, yielding each key's newest version at `read_seq`.
+struct MemCursor {
+    table: Rc<RefCell<Memtable>>,
+    buffer: VecDeque<(Vec<u8>, MemVersion)>,
+    lower: Bound<Vec<u8>>,
+    upper: Bound<Vec<u8>>,
+    reverse: bool,
+    read_seq: u64,
+    exhausted: bool,
+}
+
+fn as_ref_bound(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(k) => Bound::Included(k.as_slice()),
+        Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+impl MemCursor {
+    fn peek(&mut self) -> Option<&(Vec<u8>, MemVersion)> {
+        if self.buffer.is_empty() && !self.exhausted {
+            let chunk = self.table.borrow().visible_range(
+                as_ref_bound(&self.lower),
+                as_ref_bound(&self.upper),
+                self.read_seq,
+                self.reverse,
+                MEM_CHUNK,
+            );
+            if chunk.len() < MEM_CHUNK {
+                self.exhausted = true;
+            }
+            if let Some((last, _)) = chunk.last() {
+                if self.reverse {
+                    self.upper = Bound::Excluded(last.clone());
+                } else {
+                    self.lower = Bound::Excluded(last.clone());
+                }
+            }
+            self.buffer.extend(chunk);
+        }
+        self.buffer.front()
+    }
+}
+
+/// Walks the rows (every version) of a run of SSTs in key order, page by page.
+pub(crate) struct RunCursor {
+    ssts: Vec<Rc<SstHandle>>,
+    reverse: bool,
+    sst: usize,
+    page_index: usize,
+    /// Forwards: the current row. Backwards: one past the current row.
+    row: usize,
+    page: Option<Rc<DataPage>>,
+    done: bool,
+}
+
+impl RunCursor {
+    /// A cursor over `ssts` (non-overlapping, in key order; a single L0 SST is a run too).
+    pub(crate) fn new(ssts: Vec<Rc<SstHandle>>, reverse: bool) -> Self {
+        RunCursor {
+            done: ssts.is_empty(),
+            ssts,
+            reverse,
+            sst: 0,
+            page_index: 0,
+            row: 0,
+            page: None,
+        }
+    }
+
+    async fn load(&mut self, inner: &Inner) -> Result<()> {
+        let sst = self
+            .ssts
+            .get(self.sst)
+            .ok_or_else(|| Error::corruption("run cursor past its SSTs"))?;
+        let index = u32::try_from(self.page_index)
+            .map_err(|_| Error::corruption("too many pages").context(PageId::sst_meta(sst.id())))?;
+        self.page = Some(inner.load_page(PageId::sst_data(sst.id(), index)).await?);
+        Ok(())
+    }
+
+    fn page_len(&self) -> usize {
+        self.page.as_ref().map_or(0, |p| p.len())
+    }
+
+    fn pages_in(&self, sst: usize) -> usize {
+        self.ssts.get(sst).map_or(0, |s| s.meta.pages.len())
+    }
+
+    /// Position on the first row with key >= `start` (forwards) or the last row with key < `end`
+    /// (backwards); `None` means from the very beginning / end.
+    pub(crate) async fn seek(&mut self, inner: &Inner, bound: Option<&[u8]>) -> Result<()> {
+        if self.done {
+            return Ok(());
+        }
+        if !self.reverse {
+            self.sst = bound.map_or(0, |s| self.ssts.partition_point(|t| t.last_key() < s));
+            let Some(sst) = self.ssts.get(self.sst) else {
+                self.done = true;
+                return Ok(());
+            };
+            self.page_index = bound.map_or(0, |s| {
+                sst.meta
+                    .pages
+                    .partition_point(|p| p.last_key.as_slice() < s)
+            });
+            self.load(inner).await?;
+            self.row = match (bound, &self.page) {
+                (Some(s), Some(page)) => page.lower_bound(s)?,
+                _ => 0,
+            };
+        } else {
+            let after = bound.map_or(self.ssts.len(), |e| {
+                self.ssts.partition_point(|t| t.first_key() < e)
+            });
+            if after == 0 {
+                self.done = true;
+                return Ok(());
+            }
+            self.sst = after - 1;
+            let pages = self
+                .ssts
+                .get(self.sst)
+                .map_or(&[][..], |s| s.meta.pages.as_slice());
+            let after_page = bound.map_or(pages.len(), |e| {
+                pages.partition_point(|p| p.first_key.as_slice() < e)
+            });
+            if after_page == 0 {
+                self.done = true;
+                return Ok(());
+            }
+            self.page_index = after_page - 1;
+            self.load(inner).await?;
+            self.row = match (bound, &self.page) {
+                (Some(e), Some(page)) => page.lower_bound(e)?,
+                _ => self.page_len(),
+            };
+        }
+        self.normalize(inner).await
+    }
+
+    /// Move onto a valid row, crossing pages and SSTs as needed.
+    async fn normalize(&mut self, inner: &Inner) -> Result<()> {
+        loop {
+            if self.done {
+                return Ok(());
+            }
+            if !self.reverse {
+                if self.row < self.page_len() {
+                    return Ok(());
+                }
+                self.page_index += 1;
+                if self.page_index >= self.pages_in(self.sst) {
+                    self.sst += 1;
+                    self.page_index = 0;
+                    if self.sst >= self.ssts.len() {
+                        self.done = true;
+                        self.page = None;
+                        return Ok(());
+                    }
+                }
+                self.load(inner).await?;
+                self.row = 0;
+            } else {
+                if self.row > 0 {
+                    return Ok(());
+                }
+                if self.page_index > 0 {
+                    self.page_index -= 1;
+                } else {
+                    if self.sst == 0 {
+                        self.done = true;
+                        self.page = None;
+                        return Ok(());
+                    }
+                    self.sst -= 1;
+                    self.page_index = self.pages_in(self.sst).saturating_sub(1);
+                }
+                self.load(inner).await?;
+                self.row = self.page_len();
+            }
+        }
+    }
+
+    /// The row the cursor is on, if any.
+    pub(crate) fn current(&self) -> Result<Option<RowRef<'_>>> {
+        if self.done {
+            return Ok(None);
+        }
+        let Some(page) = &self.page else {
+            return Ok(None);
+        };
+        let index = if self.reverse {
+            self.row.wrapping_sub(1)
+        } else {
+            self.row
+        };
+        page.row(index).map(Some)
+    }
+
+    /// Step to the next row in the cursor's direction.
+    pub(crate) async fn advance(&mut self, inner: &Inner) -> Result<()> {
+        if self.reverse {
+            self.row = self.row.saturating_sub(1);
+        } else {
+            self.row += 1;
+        }
+        self.normalize(inner).await
+    }
+}
+
+/// Merges memtables and SST runs into one ordered stream of keys with their versions.
+pub(crate) struct MergeCursor {
+    mems: Vec<MemCursor>,
+    runs: Vec<RunCursor>,
+    reverse: bool,
+}
+
+impl MergeCursor {
+    /// A merge over `memtables` (each yielding its newest version at `read_seq` per key) and
+    /// `runs`, restricted to `[lower, upper)`, forwards or backwards.
+    pub(crate) async fn open(
+        inner: &Inner,
+        memtables: Vec<Rc<RefCell<Memtable>>>,
+        runs: Vec<Vec<Rc<SstHandle>>>,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        reverse: bool,
+        read_seq: u64,
+    ) -> Result<Self> {
+        let mems = memtables
+            .into_iter()
+            .map(|table| MemCursor {
+                table,
+                buffer: VecDeque::new(),
+                lower: Bound::Included(lower.to_vec()),
+                upper: upper.map_or(Bound::Unbounded, |u| Bound::Excluded(u.to_vec())),
+                reverse,
+                read_seq,
+                exhausted: false,
+            })
+            .collect();
+        let mut cursors = Vec::with_capacity(runs.len());
+        for run in runs {
+            let mut c = RunCursor::new(run, reverse);
+            c.seek(inner, if reverse { upper } else { Some(lower) })
+                .await?;
+            cursors.push(c);
+        }
+        Ok(MergeCursor {
+            mems,
+            runs: cursors,
+            reverse,
+        })
+    }
+
+    /// The next key in order and all its versions from every source, newest first.
+    pub(crate) async fn next_key(
+        &mut self,
+        inner: &Inner,
+    ) -> Result<Option<(Vec<u8>, Vec<MemVersion>)>> {
+        let reverse = self.reverse;
+        let better = |candidate: &[u8], best: &Option<Vec<u8>>| match best {
+            None => true,
+            Some(b) => {
+                if reverse {
+                    candidate > b.as_slice()
+                } else {
+                    candidate < b.as_slice()
+                }
+            }
+        };
+        let mut best: Option<Vec<u8>> = None;
+        for m in &mut self.mems {
+            if let Some((k, _)) = m.peek() {
+                if better(k, &best) {
+                    best = Some(k.clone());
+                }
+            }
+        }
+        for r in &self.runs {
+            if let Some(row) = r.current()? {
+                if better(row.key, &best) {
+                    best = Some(row.key.to_vec());
+                }
+            }
+        }
+        let Some(key) = best else {
+            return Ok(None);
+        };
+        let mut versions = Vec::new();
+        for m in &mut self.mems {
+            if m.peek().is_some_and(|(k, _)| *k == key) {
+                if let Some((_, v)) = m.buffer.pop_front() {
+                    versions.push(v);
+                }
+            }
+        }
+        for r in &mut self.runs {
+            loop {
+                let v = match r.current()? {
+                    Some(row) if row.key == key.as_slice() => version_of(&row),
+                    _ => break,
+                };
+                versions.push(v);
+                r.advance(inner).await?;
+            }
+        }
+        versions.sort_by_key(|v| core::cmp::Reverse(v.seq));
+        versions.dedup_by_key(|v| v.seq);
+        Ok(Some((key, versions)))
+    }
+}

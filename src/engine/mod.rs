@@ -1,0 +1,39 @@
+//! The LSM engine: memtable, WAL with group commit, flush, the read path over memtables and
+//! levels with a page cache, leveled compaction with the TTL compaction filter, atomic batches,
+//! scans, and the maintenance step.
+//!
+//! It sees storage only through [`PageStore`](crate::store::PageStore) and time only through
+//! [`Clock`](crate::clock::Clock); it knows bytes only through [`format`](crate::format).
+//! [`Db`] is the public handle; everything else here is the machinery behind it, one job per
+//! file: `write` (ops → rows), `wal` (group commit), `read` (point lookups), `merge` (ordered
+//! iteration), `flush`, `compaction`, `retention` (which versions survive), `recovery` (open),
+//! `maintenance` (the step and the next wake-up).
+
+mod batch;
+mod compaction;
+mod db;
+mod flush;
+mod keys;
+mod maintenance;
+mod memtable;
+mod merge;
+mod notify;
+mod options;
+mod page_cache;
+mod read;
+mod recovery;
+mod retention;
+mod sst_writer;
+mod state;
+mod stats;
+mod version;
+mod wal;
+mod write;
+
+pub use batch::{BatchOp, WriteBatch};
+pub use db::Db;
+pub use maintenance::Maintenance;
+pub use options::{
+    DbOptions, Durability, Entry, ExpireCondition, PutCondition, PutOptions, ScanOptions, Ttl,
+};
+pub use stats::{LevelStats, SstStats, Stats};

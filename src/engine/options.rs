@@ -1,0 +1,155 @@
+//! What callers can ask for: database options, put options (TTL and condition), expire
+//! conditions, scan options, and the entries reads return.
+
+use alloc::vec::Vec;
+
+/// When a write's promise/future resolves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// After the write's WAL record is committed to the page store (group commit shares that
+    /// commit among all writes waiting at the same time).
+    #[default]
+    Durable,
+    /// At once; the WAL record is committed within [`DbOptions::relaxed_commit_interval_ms`]
+    /// (by the next maintenance step, flush, durable write or close). A crash before that loses it.
+    Relaxed,
+}
+
+/// Options fixed when a database is opened.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DbOptions {
+    /// TTL in ms applied by puts that give no expiry ([`Ttl::Default`]); `None` = no expiry.
+    pub default_ttl_ms: Option<u64>,
+    /// When writes resolve.
+    pub durability: Durability,
+    /// Target size of one SST data page, in bytes (a point read loads one page).
+    pub page_size: usize,
+    /// The memtable is flushed to an L0 SST once it holds this many bytes (maintenance step).
+    pub memtable_flush_bytes: usize,
+    /// A write that finds the memtable this large flushes it before returning (back-pressure,
+    /// so memory stays bounded even when no maintenance runs).
+    pub memtable_stall_bytes: usize,
+    /// A non-empty memtable is flushed at the latest this long after its first write.
+    pub memtable_max_age_ms: i64,
+    /// Relaxed writes are committed to the WAL at the latest this long after they were made.
+    pub relaxed_commit_interval_ms: i64,
+    /// Number of L0 SSTs that triggers an L0 → L1 compaction.
+    pub l0_compaction_trigger: usize,
+    /// Target size of one SST written by compaction, in bytes.
+    pub sst_target_bytes: usize,
+    /// Target size of level 1 in bytes; each deeper level is [`DbOptions::level_size_multiplier`]
+    /// times larger.
+    pub level1_target_bytes: u64,
+    /// Growth factor between the target sizes of consecutive levels.
+    pub level_size_multiplier: u64,
+    /// Bytes of decoded data pages kept in the page cache.
+    pub page_cache_bytes: usize,
+}
+
+impl Default for DbOptions {
+    fn default() -> Self {
+        DbOptions {
+            default_ttl_ms: None,
+            durability: Durability::Durable,
+            page_size: 16 * 1024,
+            memtable_flush_bytes: 4 * 1024 * 1024,
+            memtable_stall_bytes: 16 * 1024 * 1024,
+            memtable_max_age_ms: 60_000,
+            relaxed_commit_interval_ms: 100,
+            l0_compaction_trigger: 4,
+            sst_target_bytes: 2 * 1024 * 1024,
+            level1_target_bytes: 16 * 1024 * 1024,
+            level_size_multiplier: 10,
+            page_cache_bytes: 8 * 1024 * 1024,
+        }
+    }
+}
+
+/// The expiry a put gives its key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ttl {
+    /// The database's default TTL ([`DbOptions::default_ttl_ms`]), or no expiry if it has none.
+    #[default]
+    Default,
+    /// Never expires.
+    NoExpiry,
+    /// Expires this many ms after the write (must be > 0).
+    ExpireAfter(u64),
+    /// Expires at this absolute time (ms since the Unix epoch). A time not in the future leaves the
+    /// key absent, as Redis does.
+    ExpireAt(i64),
+    /// Keeps the key's current expiry (Redis `KEEPTTL`); a new key gets no expiry.
+    Keep,
+}
+
+/// When a put is allowed to write.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PutCondition {
+    /// Always.
+    #[default]
+    Always,
+    /// Only if no live key exists (Redis `NX`).
+    IfAbsent,
+    /// Only if a live key exists (Redis `XX`).
+    IfPresent,
+}
+
+/// Options of one put.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PutOptions {
+    /// The key's expiry.
+    pub ttl: Ttl,
+    /// The condition under which the put writes.
+    pub condition: PutCondition,
+}
+
+impl PutOptions {
+    /// A put that expires after `ms` milliseconds.
+    pub fn expire_after(ms: u64) -> Self {
+        PutOptions {
+            ttl: Ttl::ExpireAfter(ms),
+            ..Default::default()
+        }
+    }
+}
+
+/// Conditions of `expire` / `expire_at`, as Redis `EXPIRE NX|XX|GT|LT`. For `gt`/`lt` a key
+/// without expiry counts as expiring at infinity.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExpireCondition {
+    /// Only if the key has no expiry.
+    pub nx: bool,
+    /// Only if the key has an expiry.
+    pub xx: bool,
+    /// Only if the new expiry is later than the current one.
+    pub gt: bool,
+    /// Only if the new expiry is earlier than the current one.
+    pub lt: bool,
+}
+
+/// A live key as a read returns it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The key.
+    pub key: Vec<u8>,
+    /// Its value.
+    pub value: Vec<u8>,
+    /// When it expires (ms since the Unix epoch), or `None` if it never does.
+    pub expire_at: Option<i64>,
+}
+
+/// Which keys a scan returns: `[start, end)` intersected with `prefix`, in key order (or reverse),
+/// at most `limit`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScanOptions {
+    /// Only keys starting with these bytes.
+    pub prefix: Option<Vec<u8>>,
+    /// Inclusive lower bound.
+    pub start: Option<Vec<u8>>,
+    /// Exclusive upper bound.
+    pub end: Option<Vec<u8>>,
+    /// At most this many entries.
+    pub limit: Option<usize>,
+    /// Largest key first.
+    pub reverse: bool,
+}

@@ -1,0 +1,122 @@
+//! The point-read path: memtables, then L0 newest first, then one SST per deeper level, through
+//! the page cache. It returns the newest version at or below a sequence number, raw (it may be a
+//! tombstone or expired): callers decide liveness at their read time.
+
+use alloc::rc::Rc;
+
+use super::memtable::MemVersion;
+use super::state::Inner;
+use super::version::{SstHandle, Version};
+use crate::error::{Error, Result};
+use crate::format::{DataPage, RowRef};
+use crate::store::PageId;
+
+/// Whether a version is a live value at time `now`.
+pub(crate) fn is_live(v: &MemVersion, now: i64) -> bool {
+    v.value.is_some() && v.expire_at.is_none_or(|at| now < at)
+}
+
+pub(crate) fn version_of(row: &RowRef<'_>) -> MemVersion {
+    MemVersion {
+        seq: row.seq,
+        ts: row.ts,
+        expire_at: row.expire_at,
+        value: row.value.map(<[u8]>::to_vec),
+    }
+}
+
+impl Inner {
+    /// A data page, from the cache or the store (verified and then cached).
+    pub(crate) async fn load_page(&self, id: PageId) -> Result<Rc<DataPage>> {
+        if let Some(page) = self.state.borrow_mut().cache.get(id) {
+            return Ok(page);
+        }
+        let bytes = self
+            .store
+            .get_page(id)
+            .await?
+            .ok_or_else(|| Error::corruption("missing").context(id))?;
+        let page = Rc::new(DataPage::decode(bytes).map_err(|e| e.context(id))?);
+        self.state.borrow_mut().cache.insert(id, page.clone());
+        Ok(page)
+    }
+
+    /// The newest version of internal key `key` with `seq <= read_seq`, from any source.
+    pub(crate) async fn lookup(&self, key: &[u8], read_seq: u64) -> Result<Option<MemVersion>> {
+        let version = {
+            let st = self.state.borrow();
+            for table in st.memtables_newest_first() {
+                if let Some(v) = table.borrow().get(key, read_seq) {
+                    return Ok(Some(v.clone()));
+                }
+            }
+            st.version.clone()
+        };
+        self.lookup_in_version(&version, key, read_seq).await
+    }
+
+    /// The newest version of `key` at or below `read_seq` among the SSTs of `version`.
+    pub(crate) async fn lookup_in_version(
+        &self,
+        version: &Version,
+        key: &[u8],
+        read_seq: u64,
+    ) -> Result<Option<MemVersion>> {
+        for (level, ssts) in version.levels.iter().enumerate() {
+            if level == 0 {
+                for sst in ssts {
+                    if let Some(v) = self.lookup_in_sst(sst, key, read_seq).await? {
+                        return Ok(Some(v));
+                    }
+                }
+            } else {
+                let i = ssts.partition_point(|s| s.last_key() < key);
+                if let Some(sst) = ssts.get(i) {
+                    if let Some(v) = self.lookup_in_sst(sst, key, read_seq).await? {
+                        return Ok(Some(v));
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The newest version of `key` at or below `read_seq` in one SST (its versions may run over
+    /// a page boundary).
+    async fn lookup_in_sst(
+        &self,
+        sst: &SstHandle,
+        key: &[u8],
+        read_seq: u64,
+    ) -> Result<Option<MemVersion>> {
+        if key < sst.first_key() || key > sst.last_key() {
+            return Ok(None);
+        }
+        let pages = &sst.meta.pages;
+        let mut index = pages.partition_point(|p| p.last_key.as_slice() < key);
+        while let Some(page_ref) = pages.get(index) {
+            if page_ref.first_key.as_slice() > key {
+                break;
+            }
+            let page_index = u32::try_from(index).map_err(|_| {
+                Error::corruption("too many pages").context(PageId::sst_meta(sst.id()))
+            })?;
+            let page = self
+                .load_page(PageId::sst_data(sst.id(), page_index))
+                .await?;
+            let mut row_index = page.lower_bound(key)?;
+            while row_index < page.len() {
+                let row = page.row(row_index)?;
+                if row.key != key {
+                    return Ok(None);
+                }
+                if row.seq <= read_seq {
+                    return Ok(Some(version_of(&row)));
+                }
+                row_index += 1;
+            }
+            index += 1;
+        }
+        Ok(None)
+    }
+}

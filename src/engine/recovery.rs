@@ -1,0 +1,160 @@
+//! Opening a database: read the manifest, load every SST's metadata, replay the WAL pages not yet
+//! flushed into a memtable, seed the clock, and take the writer role by committing a manifest with
+//! a higher `writer_epoch` (which fences any previous writer). Pages a crash left unreferenced are
+//! deleted in that same commit.
+
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::rc::Rc;
+use alloc::vec::Vec;
+use core::cell::RefCell;
+
+use super::memtable::{MemVersion, Memtable};
+use super::notify::{AsyncLock, Notify};
+use super::options::DbOptions;
+use super::page_cache::PageCache;
+use super::state::{Inner, State};
+use super::version::{SstHandle, Version};
+use super::wal::WalState;
+use crate::clock::{Clock, MonotonicClock};
+use crate::error::{Error, Result};
+use crate::format::{decode_wal_page, Manifest, SstMeta};
+use crate::store::{Commit, ManifestRecord, PageId, PageKind, PageStore};
+
+impl Inner {
+    /// Open (or create) the database in `store`.
+    pub(crate) async fn open(
+        store: Rc<dyn PageStore>,
+        clock: Rc<dyn Clock>,
+        options: DbOptions,
+    ) -> Result<Inner> {
+        let record = store.read_manifest().await?;
+        let (manifest, expected_version) = match &record {
+            Some(r) => (
+                Manifest::decode(&r.bytes).map_err(|e| e.context("manifest"))?,
+                r.version,
+            ),
+            None => (
+                Manifest {
+                    levels: alloc::vec![Vec::new()],
+                    next_sst_id: 1,
+                    wal_first: 1,
+                    ..Manifest::default()
+                },
+                0,
+            ),
+        };
+
+        // The tree.
+        let mut levels = Vec::with_capacity(manifest.levels.len());
+        let mut referenced = BTreeSet::new();
+        for ids in &manifest.levels {
+            let mut level = Vec::with_capacity(ids.len());
+            for &id in ids {
+                let page = PageId::sst_meta(id);
+                let bytes = store
+                    .get_page(page)
+                    .await?
+                    .ok_or_else(|| Error::corruption("missing").context(page))?;
+                let meta = SstMeta::decode(&bytes).map_err(|e| e.context(page))?;
+                if meta.id != id {
+                    return Err(Error::corruption("metadata names another SST").context(page));
+                }
+                referenced.insert(id);
+                level.push(Rc::new(SstHandle { meta }));
+            }
+            levels.push(level);
+        }
+        if levels.is_empty() {
+            levels.push(Vec::new());
+        }
+
+        // The WAL: every page not flushed yet, oldest first.
+        let mut memtable = Memtable::default();
+        let mut segments = BTreeMap::new();
+        let mut last_seq = manifest.flushed_seq;
+        let mut max_ts = manifest.clock_seed;
+        let mut stale_wal = Vec::new();
+        let mut next_segment = manifest.wal_first.max(1);
+        for page in store.list_pages(PageKind::Wal).await? {
+            next_segment = next_segment.max(page.file + 1);
+            if page.file < manifest.wal_first {
+                stale_wal.push(page);
+                continue;
+            }
+            let bytes = store
+                .get_page(page)
+                .await?
+                .ok_or_else(|| Error::corruption("listed but missing").context(page))?;
+            let batches = decode_wal_page(&bytes).map_err(|e| e.context(page))?;
+            let mut page_max_seq = 0;
+            for batch in batches {
+                for row in batch {
+                    page_max_seq = page_max_seq.max(row.seq);
+                    max_ts = max_ts.max(row.ts);
+                    if row.seq <= manifest.flushed_seq {
+                        continue;
+                    }
+                    last_seq = last_seq.max(row.seq);
+                    let version = MemVersion {
+                        seq: row.seq,
+                        ts: row.ts,
+                        expire_at: row.expire_at,
+                        value: row.value,
+                    };
+                    memtable.insert(&row.key, version, &[], row.seq);
+                }
+            }
+            segments.insert(page.file, (page_max_seq, bytes.len()));
+        }
+
+        // Pages nothing references (a crash between a compaction and the deletion of its inputs).
+        let mut orphans = stale_wal;
+        for kind in [PageKind::SstMeta, PageKind::SstData] {
+            for page in store.list_pages(kind).await? {
+                if !referenced.contains(&page.file) {
+                    orphans.push(page);
+                }
+            }
+        }
+
+        let clock = MonotonicClock::new(clock, max_ts);
+        let mut manifest = manifest;
+        manifest.writer_epoch += 1;
+        manifest.clock_seed = clock.now();
+        let version = expected_version + 1;
+        store
+            .commit(Commit {
+                expected_manifest_version: expected_version,
+                manifest: Some(ManifestRecord {
+                    version,
+                    bytes: manifest.encode(),
+                }),
+                puts: Vec::new(),
+                deletes: orphans,
+            })
+            .await?;
+
+        let state = State {
+            closed: false,
+            fenced: None,
+            last_seq,
+            manifest,
+            manifest_version: version,
+            version: Rc::new(Version { levels }),
+            active: Rc::new(RefCell::new(memtable)),
+            frozen: Vec::new(),
+            wal: WalState::recovered(last_seq, next_segment, segments),
+            cache: PageCache::new(options.page_cache_bytes),
+            obsolete: Vec::new(),
+            snapshots: BTreeMap::new(),
+        };
+        Ok(Inner {
+            store,
+            clock,
+            options,
+            state: RefCell::new(state),
+            wal_done: Notify::default(),
+            manifest_lock: AsyncLock::default(),
+        })
+    }
+}

@@ -1,0 +1,153 @@
+//! Which versions of a key must survive: the rule shared by memtable pruning and the TTL
+//! compaction filter.
+//!
+//! A version is *needed* if some reader can still see it: the current state, a live snapshot, or
+//! (in the memtable) the last durable state a failed WAL commit rolls back to. Compaction adds the
+//! TTL filter on top: the newest version, if expired and needed by no snapshot, becomes a
+//! tombstone, and a tombstone is dropped only at the bottom of the tree, where nothing older can
+//! resurface (SlateDB's retention iterator, DESIGN.md "TTL semantics").
+
+use alloc::vec::Vec;
+
+/// The facts about one version the rules need. Versions are given newest (highest seq) first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct VersionInfo {
+    pub seq: u64,
+    pub tombstone: bool,
+    pub expire_at: Option<i64>,
+}
+
+/// What compaction does with one version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fate {
+    /// Written out unchanged.
+    Keep,
+    /// Written out as a tombstone (value and expiry dropped, seq and ts kept).
+    Tombstone,
+    /// Not written out.
+    Drop,
+}
+
+/// `needed[i]` is true when version `i` is the newest version with `seq <= p` for some read
+/// point `p` in `points` (ascending or not). Versions are newest first.
+pub(crate) fn needed_by(versions: &[VersionInfo], points: &[u64]) -> Vec<bool> {
+    let mut needed = alloc::vec![false; versions.len()];
+    for &p in points {
+        if let Some(i) = versions.iter().position(|v| v.seq <= p) {
+            if let Some(slot) = needed.get_mut(i) {
+                *slot = true;
+            }
+        }
+    }
+    needed
+}
+
+/// The compaction filter for the versions of one key (newest first).
+///
+/// - `snapshots`: the sequence numbers of live snapshots;
+/// - `now`: the time expiry is evaluated at;
+/// - `bottommost`: nothing older than these versions exists below the output (so a tombstone, or
+///   an expired row, can vanish without an older version resurfacing).
+pub(crate) fn compaction_fates(
+    versions: &[VersionInfo],
+    snapshots: &[u64],
+    now: i64,
+    bottommost: bool,
+) -> Vec<Fate> {
+    let by_snapshot = needed_by(versions, snapshots);
+    let mut fates = Vec::with_capacity(versions.len());
+    for (i, v) in versions.iter().enumerate() {
+        let snap = by_snapshot.get(i).copied().unwrap_or(false);
+        let fate = if snap {
+            Fate::Keep
+        } else if i > 0 {
+            Fate::Drop
+        } else if v.tombstone {
+            if bottommost {
+                Fate::Drop
+            } else {
+                Fate::Keep
+            }
+        } else if v.expire_at.is_some_and(|at| now >= at) {
+            if bottommost {
+                Fate::Drop
+            } else {
+                Fate::Tombstone
+            }
+        } else {
+            Fate::Keep
+        };
+        fates.push(fate);
+    }
+    // Below a kept tombstone that only snapshots made us keep, nothing changes; but a dropped
+    // newest version must not let an older one (kept for a snapshot) become the current state:
+    // if the newest is dropped and an older one survives, turn the newest into a tombstone instead.
+    if fates.first() == Some(&Fate::Drop) && fates.iter().skip(1).any(|f| *f != Fate::Drop) {
+        if let Some(first) = fates.first_mut() {
+            *first = Fate::Tombstone;
+        }
+    }
+    fates
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(seq: u64, tombstone: bool, expire_at: Option<i64>) -> VersionInfo {
+        VersionInfo {
+            seq,
+            tombstone,
+            expire_at,
+        }
+    }
+
+    #[test]
+    fn only_the_newest_version_survives_without_snapshots() {
+        let vs = [v(9, false, None), v(5, false, None), v(2, false, None)];
+        assert_eq!(
+            compaction_fates(&vs, &[], 0, false),
+            [Fate::Keep, Fate::Drop, Fate::Drop]
+        );
+    }
+
+    #[test]
+    fn expired_row_becomes_a_tombstone_above_the_bottom_and_vanishes_at_the_bottom() {
+        let vs = [v(9, false, Some(100))];
+        assert_eq!(compaction_fates(&vs, &[], 100, false), [Fate::Tombstone]);
+        assert_eq!(compaction_fates(&vs, &[], 100, true), [Fate::Drop]);
+        assert_eq!(compaction_fates(&vs, &[], 99, true), [Fate::Keep]);
+    }
+
+    #[test]
+    fn tombstones_are_dropped_only_at_the_bottom() {
+        let vs = [v(9, true, None), v(3, false, None)];
+        assert_eq!(
+            compaction_fates(&vs, &[], 0, false),
+            [Fate::Keep, Fate::Drop]
+        );
+        assert_eq!(
+            compaction_fates(&vs, &[], 0, true),
+            [Fate::Drop, Fate::Drop]
+        );
+    }
+
+    #[test]
+    fn a_snapshot_keeps_the_version_it_sees() {
+        let vs = [v(9, false, None), v(5, false, None), v(2, false, None)];
+        assert_eq!(
+            compaction_fates(&vs, &[6], 0, true),
+            [Fate::Keep, Fate::Keep, Fate::Drop]
+        );
+    }
+
+    #[test]
+    fn a_dropped_newest_version_never_uncovers_a_version_kept_for_a_snapshot() {
+        // Newest is a tombstone at the bottom, but a snapshot at seq 6 still needs seq 5.
+        let vs = [v(9, true, None), v(5, false, None)];
+        assert_eq!(
+            compaction_fates(&vs, &[6], 0, true),
+            [Fate::Tombstone, Fate::Keep]
+        );
+    }
+}

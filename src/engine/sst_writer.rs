@@ -1,0 +1,150 @@
+//! Writing SSTs: rows in order in, data pages of bounded size plus one metadata page out, with
+//! the statistics the planner needs (timestamps, expiry range and percentiles, TTL share).
+
+use alloc::vec::Vec;
+
+use crate::error::Result;
+use crate::format::{
+    expiry_percentiles, DataPageBuilder, PageRef, RowFeatures, RowRef, SstMeta, FORMAT_VERSION,
+};
+use crate::store::PageId;
+
+/// An SST ready to be committed: its metadata and every page to put.
+pub(crate) struct BuiltSst {
+    pub meta: SstMeta,
+    pub pages: Vec<(PageId, Vec<u8>)>,
+}
+
+/// Builds one SST from rows given in (key asc, seq desc) order.
+pub(crate) struct SstWriter {
+    id: u64,
+    features: RowFeatures,
+    page_size: usize,
+    creation_ts: i64,
+    page: DataPageBuilder,
+    page_first_key: Vec<u8>,
+    last_key: Vec<u8>,
+    pages: Vec<(PageId, Vec<u8>)>,
+    refs: Vec<PageRef>,
+    bytes: usize,
+    rows: u64,
+    tombstones: u64,
+    expire_ats: Vec<i64>,
+    min_ts: i64,
+    max_ts: i64,
+    min_seq: u64,
+    max_seq: u64,
+}
+
+impl SstWriter {
+    /// A writer for SST `id`. `with_expiry` must be true if any row may carry an expiry.
+    pub(crate) fn new(id: u64, with_expiry: bool, page_size: usize, creation_ts: i64) -> Self {
+        let features = if with_expiry {
+            RowFeatures::V1_WITH_EXPIRY
+        } else {
+            RowFeatures::V1_BASE
+        };
+        SstWriter {
+            id,
+            features,
+            page_size,
+            creation_ts,
+            page: DataPageBuilder::new(features),
+            page_first_key: Vec::new(),
+            last_key: Vec::new(),
+            pages: Vec::new(),
+            refs: Vec::new(),
+            bytes: 0,
+            rows: 0,
+            tombstones: 0,
+            expire_ats: Vec::new(),
+            min_ts: i64::MAX,
+            max_ts: i64::MIN,
+            min_seq: u64::MAX,
+            max_seq: 0,
+        }
+    }
+
+    /// Append a row (after every row already added in (key asc, seq desc) order).
+    pub(crate) fn add(&mut self, row: &RowRef<'_>) -> Result<()> {
+        if !self.page.is_empty()
+            && self.page.size() + crate::format::encoded_row_len(self.features, row)
+                > self.page_size
+        {
+            self.cut_page();
+        }
+        if self.page.is_empty() {
+            self.page_first_key = row.key.to_vec();
+        }
+        self.page.push(row)?;
+        if self.last_key.as_slice() != row.key {
+            self.last_key = row.key.to_vec();
+        }
+        self.rows += 1;
+        if row.value.is_none() {
+            self.tombstones += 1;
+        }
+        if let Some(at) = row.expire_at {
+            self.expire_ats.push(at);
+        }
+        self.min_ts = self.min_ts.min(row.ts);
+        self.max_ts = self.max_ts.max(row.ts);
+        self.min_seq = self.min_seq.min(row.seq);
+        self.max_seq = self.max_seq.max(row.seq);
+        Ok(())
+    }
+
+    fn cut_page(&mut self) {
+        let builder = core::mem::replace(&mut self.page, DataPageBuilder::new(self.features));
+        let rows = builder.len();
+        let bytes = builder.finish();
+        let index = self.pages.len();
+        self.refs.push(PageRef {
+            first_key: core::mem::take(&mut self.page_first_key),
+            last_key: self.last_key.clone(),
+            rows: u32::try_from(rows).unwrap_or(u32::MAX),
+            bytes: u32::try_from(bytes.len()).unwrap_or(u32::MAX),
+        });
+        self.bytes += bytes.len();
+        self.pages.push((
+            PageId::sst_data(self.id, u32::try_from(index).unwrap_or(u32::MAX)),
+            bytes,
+        ));
+    }
+
+    /// Bytes of data written so far (including the page being filled).
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes + self.page.size()
+    }
+
+    /// The finished SST, or `None` if no row was added.
+    pub(crate) fn finish(mut self) -> Option<BuiltSst> {
+        if self.rows == 0 {
+            return None;
+        }
+        if !self.page.is_empty() {
+            self.cut_page();
+        }
+        self.expire_ats.sort_unstable();
+        let meta = SstMeta {
+            id: self.id,
+            format_version: FORMAT_VERSION,
+            row_features: self.features,
+            creation_ts: self.creation_ts,
+            min_ts: self.min_ts,
+            max_ts: self.max_ts,
+            min_seq: self.min_seq,
+            max_seq: self.max_seq,
+            min_expire_at: self.expire_ats.first().copied(),
+            max_expire_at: self.expire_ats.last().copied(),
+            row_count: self.rows,
+            tombstone_count: self.tombstones,
+            ttl_row_count: self.expire_ats.len() as u64,
+            expiry_percentiles: expiry_percentiles(&self.expire_ats),
+            pages: self.refs,
+        };
+        let mut pages = self.pages;
+        pages.push((PageId::sst_meta(self.id), meta.encode()));
+        Some(BuiltSst { meta, pages })
+    }
+}

@@ -1,0 +1,112 @@
+//! The engine's shared state: what one open database holds between calls.
+//!
+//! [`Inner`] is shared by every clone of a [`Db`](super::Db) handle and every in-flight future.
+//! Its mutable part, [`State`], lives in a `RefCell` that is only ever borrowed between awaits,
+//! never across one, so concurrent calls on one database are safe in a single-threaded executor.
+
+use alloc::collections::BTreeMap;
+use alloc::rc::Rc;
+use alloc::vec::Vec;
+use core::cell::RefCell;
+
+use super::memtable::Memtable;
+use super::notify::{AsyncLock, Notify};
+use super::options::DbOptions;
+use super::page_cache::PageCache;
+use super::version::{SstHandle, Version};
+use super::wal::WalState;
+use crate::clock::MonotonicClock;
+use crate::error::{Error, Result};
+use crate::format::Manifest;
+use crate::store::PageStore;
+
+/// A memtable that no longer takes writes and waits to be flushed.
+pub(crate) struct Frozen {
+    pub table: Rc<RefCell<Memtable>>,
+    /// Every write with a seq up to this is in this memtable or older data.
+    pub max_seq: u64,
+}
+
+/// Everything mutable about an open database.
+pub(crate) struct State {
+    pub closed: bool,
+    /// Set once a commit found another writer in charge; every later write fails with it.
+    pub fenced: Option<Error>,
+    /// The highest sequence number handed out.
+    pub last_seq: u64,
+    /// The manifest as last committed, and the version the store holds it under.
+    pub manifest: Manifest,
+    pub manifest_version: u64,
+    /// The SSTs by level.
+    pub version: Rc<Version>,
+    /// The memtable taking writes.
+    pub active: Rc<RefCell<Memtable>>,
+    /// Memtables waiting to be flushed, oldest first.
+    pub frozen: Vec<Frozen>,
+    pub wal: WalState,
+    pub cache: PageCache,
+    /// SSTs replaced by compaction whose pages are deleted once nobody holds them.
+    pub obsolete: Vec<Rc<SstHandle>>,
+    /// Live snapshots: seq → how many.
+    pub snapshots: BTreeMap<u64, usize>,
+}
+
+impl State {
+    /// Fail if the database may not be used for writing.
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        self.check_open()?;
+        match &self.fenced {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    /// Fail if the database was closed.
+    pub(crate) fn check_open(&self) -> Result<()> {
+        if self.closed {
+            Err(Error::closed())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The sequence numbers of live snapshots, ascending.
+    pub(crate) fn snapshot_seqs(&self) -> Vec<u64> {
+        self.snapshots.keys().copied().collect()
+    }
+
+    /// Every memtable, newest first.
+    pub(crate) fn memtables_newest_first(&self) -> Vec<Rc<RefCell<Memtable>>> {
+        let mut out = Vec::with_capacity(1 + self.frozen.len());
+        out.push(self.active.clone());
+        out.extend(self.frozen.iter().rev().map(|f| f.table.clone()));
+        out
+    }
+
+    /// The highest seq written for `key` in any memtable.
+    pub(crate) fn memtable_latest_seq(&self, key: &[u8]) -> Option<u64> {
+        core::iter::once(&self.active)
+            .chain(self.frozen.iter().map(|f| &f.table))
+            .filter_map(|t| t.borrow().latest_seq(key))
+            .max()
+    }
+
+    /// Remember a commit that found another writer in charge.
+    pub(crate) fn note_failure(&mut self, e: &Error) {
+        if e.kind() == crate::ErrorKind::Fenced && self.fenced.is_none() {
+            self.fenced = Some(e.clone());
+        }
+    }
+}
+
+/// What every handle and future of one open database shares.
+pub(crate) struct Inner {
+    pub store: Rc<dyn PageStore>,
+    pub clock: MonotonicClock,
+    pub options: DbOptions,
+    pub state: RefCell<State>,
+    /// Wakes writers waiting for a group commit.
+    pub wal_done: Notify,
+    /// Serializes the operations that replace the manifest (flush, compaction).
+    pub manifest_lock: AsyncLock,
+}

@@ -1,0 +1,66 @@
+//! The current shape of the tree: which SSTs are in which level, as an immutable [`Version`]
+//! shared behind `Rc`. Readers clone the `Rc` and keep a consistent view; an SST's pages are
+//! deleted only once no version or reader holds its [`SstHandle`] any more.
+
+use alloc::rc::Rc;
+use alloc::vec::Vec;
+
+use crate::format::SstMeta;
+
+/// An SST that is (or was) part of the tree: its metadata, loaded once.
+#[derive(Debug)]
+pub(crate) struct SstHandle {
+    pub meta: SstMeta,
+}
+
+impl SstHandle {
+    pub(crate) fn id(&self) -> u64 {
+        self.meta.id
+    }
+
+    pub(crate) fn first_key(&self) -> &[u8] {
+        self.meta.first_key().unwrap_or(&[])
+    }
+
+    pub(crate) fn last_key(&self) -> &[u8] {
+        self.meta.last_key().unwrap_or(&[])
+    }
+
+    /// Whether `[lo, hi]` (inclusive) overlaps this SST's key range.
+    pub(crate) fn overlaps(&self, lo: &[u8], hi: &[u8]) -> bool {
+        self.first_key() <= hi && lo <= self.last_key()
+    }
+
+    pub(crate) fn bytes(&self) -> u64 {
+        self.meta.data_bytes()
+    }
+}
+
+/// The SSTs by level: `levels[0]` is L0, newest first (ranges may overlap); every deeper level is
+/// one sorted run of non-overlapping SSTs in key order, older than the level above it.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Version {
+    pub levels: Vec<Vec<Rc<SstHandle>>>,
+}
+
+impl Version {
+    /// The SST ids per level, as the manifest records them.
+    pub(crate) fn level_ids(&self) -> Vec<Vec<u64>> {
+        self.levels
+            .iter()
+            .map(|l| l.iter().map(|s| s.id()).collect())
+            .collect()
+    }
+
+    /// Bytes of data pages in `level`.
+    pub(crate) fn level_bytes(&self, level: usize) -> u64 {
+        self.levels
+            .get(level)
+            .map_or(0, |l| l.iter().map(|s| s.bytes()).sum())
+    }
+
+    /// The deepest level holding any SST.
+    pub(crate) fn deepest_nonempty(&self) -> Option<usize> {
+        self.levels.iter().rposition(|l| !l.is_empty())
+    }
+}

@@ -1,0 +1,224 @@
+//! The write-ahead log and group commit.
+//!
+//! A write encodes its batch into the pending buffer in the same synchronous step that applies it
+//! to the memtable. Durable writers then wait on a [`Ticket`]. Whoever finds no commit in flight
+//! becomes the leader: it takes *everything* pending, writes it as one WAL page in one store
+//! commit, and resolves every ticket of that group. A burst of concurrent durable writes therefore
+//! costs a few commits, not one each.
+//!
+//! If a WAL commit fails, every write not yet durable is rolled back out of the memtable and its
+//! ticket gets the error: the visible state returns to the last durable one, nothing half-written.
+
+use alloc::collections::BTreeMap;
+use alloc::rc::Rc;
+use alloc::vec::Vec;
+use core::cell::RefCell;
+
+use super::state::Inner;
+use crate::error::Result;
+use crate::format::{encode_wal_batch, encode_wal_page, RowRef};
+use crate::store::{Commit, PageId};
+
+/// The outcome of one durable write, filled in by the leader of its group commit.
+#[derive(Default)]
+pub(crate) struct Ticket {
+    result: RefCell<Option<Result<()>>>,
+}
+
+impl Ticket {
+    fn resolve(&self, result: Result<()>) {
+        *self.result.borrow_mut() = Some(result);
+    }
+
+    fn outcome(&self) -> Option<Result<()>> {
+        self.result.borrow().clone()
+    }
+}
+
+/// The WAL's bookkeeping inside the engine state.
+#[derive(Default)]
+pub(crate) struct WalState {
+    /// Encoded batches not yet committed.
+    pending: Vec<u8>,
+    pending_batches: u32,
+    pending_max_seq: u64,
+    /// When the oldest pending batch was written (relaxed writes must be committed soon after).
+    pending_since: Option<i64>,
+    pending_tickets: Vec<Rc<Ticket>>,
+    in_flight: bool,
+    /// Every write with a seq up to this is durable.
+    pub durable_seq: u64,
+    /// The number the next WAL page gets.
+    pub next_segment: u64,
+    /// Live WAL pages: segment → (highest seq in it, bytes).
+    pub segments: BTreeMap<u64, (u64, usize)>,
+    /// Number of WAL commits made since open.
+    pub commits: u64,
+}
+
+impl WalState {
+    /// The WAL as recovery found it: everything up to `durable_seq` is durable, the live pages are
+    /// `segments`, and the next page gets number `next_segment`.
+    pub(crate) fn recovered(
+        durable_seq: u64,
+        next_segment: u64,
+        segments: BTreeMap<u64, (u64, usize)>,
+    ) -> Self {
+        WalState {
+            durable_seq,
+            next_segment,
+            segments,
+            ..WalState::default()
+        }
+    }
+
+    /// Append one batch (the rows of one write, sharing `seq`). Returns a ticket to wait on when
+    /// the write is durable.
+    pub(crate) fn append(
+        &mut self,
+        rows: &[RowRef<'_>],
+        seq: u64,
+        now: i64,
+        durable: bool,
+    ) -> Result<Option<Rc<Ticket>>> {
+        encode_wal_batch(&mut self.pending, rows)?;
+        self.pending_batches += 1;
+        self.pending_max_seq = self.pending_max_seq.max(seq);
+        self.pending_since.get_or_insert(now);
+        Ok(if durable {
+            let t = Rc::new(Ticket::default());
+            self.pending_tickets.push(t.clone());
+            Some(t)
+        } else {
+            None
+        })
+    }
+
+    /// Whether anything is waiting to be committed.
+    pub(crate) fn has_pending(&self) -> bool {
+        self.pending_batches > 0
+    }
+
+    /// When the oldest pending batch was written.
+    pub(crate) fn pending_since(&self) -> Option<i64> {
+        self.pending_since
+    }
+
+    /// Bytes waiting plus bytes in live WAL pages.
+    pub(crate) fn bytes(&self) -> usize {
+        self.pending.len() + self.segments.values().map(|(_, b)| *b).sum::<usize>()
+    }
+
+    /// Forget everything pending (it was rolled back), failing its tickets with `error`.
+    fn fail_pending(&mut self, error: &crate::Error) {
+        self.pending.clear();
+        self.pending_batches = 0;
+        self.pending_since = None;
+        for t in self.pending_tickets.drain(..) {
+            t.resolve(Err(error.clone()));
+        }
+    }
+}
+
+impl Inner {
+    /// Wait until the write behind `ticket` is durable (leading group commits as needed).
+    pub(crate) async fn wait_durable(&self, ticket: &Ticket) -> Result<()> {
+        loop {
+            if let Some(result) = ticket.outcome() {
+                return result;
+            }
+            let wait = {
+                let st = self.state.borrow();
+                if st.wal.in_flight {
+                    Some(self.wal_done.notified())
+                } else {
+                    None
+                }
+            };
+            match wait {
+                Some(w) => w.await,
+                None => {
+                    // The outcome lands in the ticket either way.
+                    let _ = self.commit_wal_group().await;
+                }
+            }
+        }
+    }
+
+    /// Commit everything pending in the WAL (waiting for a commit in flight first).
+    pub(crate) async fn drain_wal(&self) -> Result<()> {
+        loop {
+            let wait = {
+                let st = self.state.borrow();
+                if !st.wal.in_flight && !st.wal.has_pending() {
+                    return Ok(());
+                }
+                if st.wal.in_flight {
+                    Some(self.wal_done.notified())
+                } else {
+                    None
+                }
+            };
+            match wait {
+                Some(w) => w.await,
+                None => self.commit_wal_group().await?,
+            }
+        }
+    }
+
+    /// Lead one group commit: everything pending becomes one WAL page in one store commit.
+    async fn commit_wal_group(&self) -> Result<()> {
+        let (commit, segment, max_seq, tickets, bytes) = {
+            let mut st = self.state.borrow_mut();
+            let wal = &mut st.wal;
+            if wal.in_flight || !wal.has_pending() {
+                return Ok(());
+            }
+            wal.in_flight = true;
+            let page = encode_wal_page(&wal.pending, wal.pending_batches);
+            wal.pending.clear();
+            wal.pending_batches = 0;
+            wal.pending_since = None;
+            let tickets = core::mem::take(&mut wal.pending_tickets);
+            let segment = wal.next_segment;
+            wal.next_segment += 1;
+            let max_seq = wal.pending_max_seq;
+            let bytes = page.len();
+            let commit = Commit {
+                expected_manifest_version: st.manifest_version,
+                manifest: None,
+                puts: alloc::vec![(PageId::wal(segment), page)],
+                deletes: Vec::new(),
+            };
+            (commit, segment, max_seq, tickets, bytes)
+        };
+        let result = self.store.commit(commit).await;
+        {
+            let mut st = self.state.borrow_mut();
+            st.wal.in_flight = false;
+            match &result {
+                Ok(()) => {
+                    st.wal.durable_seq = st.wal.durable_seq.max(max_seq);
+                    st.wal.segments.insert(segment, (max_seq, bytes));
+                    st.wal.commits += 1;
+                    for t in &tickets {
+                        t.resolve(Ok(()));
+                    }
+                }
+                Err(e) => {
+                    // Back to the last durable state: nothing of this group, nor of anything
+                    // queued on top of it, stays visible.
+                    let durable = st.wal.durable_seq;
+                    st.active.borrow_mut().rollback_after(durable);
+                    for t in &tickets {
+                        t.resolve(Err(e.clone()));
+                    }
+                    st.wal.fail_pending(e);
+                    st.note_failure(e);
+                }
+            }
+        }
+        self.wal_done.notify_all();
+        result
+    }
+}
