@@ -1,0 +1,40 @@
+//! Shared test support: a database on the in-memory store with a fake clock, and a way to run
+//! futures to completion.
+#![allow(dead_code)]
+
+use ttlkv::store::MemoryStore;
+use ttlkv::{Db, DbOptions, FakeClock};
+
+/// The time every test starts at (2026-01-01T00:00:00Z).
+pub const T0: i64 = 1_767_225_600_000;
+
+pub fn run<F: core::future::Future>(f: F) -> F::Output {
+    futures::executor::block_on(f)
+}
+
+/// A fresh database, its store (to reopen on) and its clock (to jump).
+pub fn fresh(options: DbOptions) -> (Db, MemoryStore, FakeClock) {
+    let store = MemoryStore::new();
+    let clock = FakeClock::new(T0);
+    let db = run(Db::open(store.clone(), clock.clone(), options)).expect("open");
+    (db, store, clock)
+}
+
+pub fn reopen(store: &MemoryStore, clock: &FakeClock, options: DbOptions) -> Db {
+    run(Db::open(store.clone(), clock.clone(), options)).expect("reopen")
+}
+
+/// Options that make flushes and compactions happen with little data.
+pub fn small() -> DbOptions {
+    DbOptions {
+        page_size: 128,
+        memtable_flush_bytes: 512,
+        memtable_stall_bytes: 64 * 1024,
+        l0_compaction_trigger: 2,
+        sst_target_bytes: 256,
+        level1_target_bytes: 256,
+        level_size_multiplier: 2,
+        page_cache_bytes: 1024,
+        ..DbOptions::default()
+    }
+}

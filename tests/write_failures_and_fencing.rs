@@ -1,0 +1,153 @@
+//! What a failed commit leaves behind (nothing of the write, reads keep working), fencing of a
+//! writer that lost its role, and group commit sharing one commit among concurrent writes.
+
+mod common;
+use common::*;
+
+use ttlkv::store::{FaultPlan, FaultyStore, MemoryStore};
+use ttlkv::{Db, DbOptions, ErrorKind, FakeClock, PutOptions};
+
+#[test]
+fn a_failed_wal_commit_rolls_the_write_back_and_the_db_keeps_working() {
+    let disk = MemoryStore::new();
+    let clock = FakeClock::new(T0);
+    let faulty = FaultyStore::new(disk.clone(), FaultPlan::default());
+    run(async {
+        let db = Db::open(faulty.clone(), clock.clone(), DbOptions::default())
+            .await
+            .unwrap();
+        db.put(b"k", b"old").await.unwrap();
+        faulty.set_plan(FaultPlan {
+            fail_commit: Some(1),
+            ..FaultPlan::default()
+        });
+        let e = db.put(b"k", b"new").await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Storage);
+        assert_eq!(
+            db.get(b"k").await.unwrap().as_deref(),
+            Some(&b"old"[..]),
+            "rolled back"
+        );
+        db.put(b"k", b"newer").await.unwrap();
+        assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"newer"[..]));
+        db.close().await.unwrap();
+        let db = Db::open(disk.clone(), clock.clone(), DbOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"newer"[..]));
+    });
+}
+
+#[test]
+fn quota_exceeded_writes_nothing_and_reads_keep_working() {
+    let disk = MemoryStore::new();
+    let clock = FakeClock::new(T0);
+    run(async {
+        let db = Db::open(disk.clone(), clock.clone(), DbOptions::default())
+            .await
+            .unwrap();
+        db.put(b"small", b"v").await.unwrap();
+        disk.set_quota(Some(disk.stored_bytes() + 100));
+        let e = db.put(b"big", &[7u8; 4096]).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::QuotaExceeded);
+        assert_eq!(db.get(b"big").await.unwrap(), None);
+        assert_eq!(db.get(b"small").await.unwrap().as_deref(), Some(&b"v"[..]));
+        disk.set_quota(None);
+        db.put(b"big", &[7u8; 4096]).await.unwrap();
+        assert!(db.has(b"big").await.unwrap());
+    });
+}
+
+#[test]
+fn concurrent_writes_queued_behind_a_failed_commit_fail_too_and_leave_nothing() {
+    let disk = MemoryStore::new().with_latency(1);
+    let clock = FakeClock::new(T0);
+    let faulty = FaultyStore::new(disk.clone(), FaultPlan::default());
+    run(async {
+        let db = Db::open(faulty.clone(), clock.clone(), DbOptions::default())
+            .await
+            .unwrap();
+        faulty.set_plan(FaultPlan {
+            fail_commit: Some(1),
+            ..FaultPlan::default()
+        });
+        let puts = (0..20u8).map(|i| {
+            let db = db.clone();
+            async move { db.put(&[b'k', i], b"v").await }
+        });
+        let results = futures::future::join_all(puts).await;
+        let failed = results.iter().filter(|r| r.is_err()).count();
+        assert!(failed >= 1);
+        for (i, r) in results.iter().enumerate() {
+            let present = db.has(&[b'k', i as u8]).await.unwrap();
+            assert_eq!(present, r.is_ok(), "key {i}: visible iff acknowledged");
+        }
+    });
+}
+
+#[test]
+fn a_writer_that_lost_its_role_is_fenced_and_nothing_it_writes_lands() {
+    let disk = MemoryStore::new();
+    let clock = FakeClock::new(T0);
+    run(async {
+        let old = Db::open(disk.clone(), clock.clone(), DbOptions::default())
+            .await
+            .unwrap();
+        old.put(b"k", b"from old").await.unwrap();
+        let new = Db::open(disk.clone(), clock.clone(), DbOptions::default())
+            .await
+            .unwrap();
+        let e = old.put(b"k", b"stale write").await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Fenced);
+        assert_eq!(
+            old.delete(b"k").await.unwrap_err().kind(),
+            ErrorKind::Fenced
+        );
+        assert_eq!(old.flush().await.unwrap_err().kind(), ErrorKind::Fenced);
+        assert_eq!(
+            new.get(b"k").await.unwrap().as_deref(),
+            Some(&b"from old"[..])
+        );
+        new.put(b"k", b"from new").await.unwrap();
+        let reopened = Db::open(disk.clone(), clock.clone(), DbOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            reopened.get(b"k").await.unwrap().as_deref(),
+            Some(&b"from new"[..])
+        );
+    });
+}
+
+#[test]
+fn concurrent_durable_writes_share_group_commits() {
+    let disk = MemoryStore::new().with_latency(2);
+    let clock = FakeClock::new(T0);
+    run(async {
+        let db = Db::open(disk.clone(), clock.clone(), DbOptions::default())
+            .await
+            .unwrap();
+        let before = db.stats().wal_commits;
+        let puts = (0..1_000u32).map(|i| {
+            let db = db.clone();
+            async move {
+                db.put_with_options(&i.to_be_bytes(), b"value", PutOptions::expire_after(60_000))
+                    .await
+            }
+        });
+        for r in futures::future::join_all(puts).await {
+            r.unwrap();
+        }
+        let commits = db.stats().wal_commits - before;
+        println!("group commit: 1000 concurrent durable puts took {commits} WAL commits");
+        assert!(commits <= 4, "expected a few group commits, got {commits}");
+        // Every one of them is durable: a reopen (no close, so no final drain) sees them all.
+        let reopened = Db::open(disk.clone(), clock.clone(), DbOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            reopened.scan(&Default::default()).await.unwrap().len(),
+            1_000
+        );
+    });
+}
