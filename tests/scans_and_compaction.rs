@@ -1,0 +1,232 @@
+//! Scans over every source (memtable, L0, levels) with prefix, range, reverse and limit; the TTL
+//! compaction filter removing expired rows and tombstones from storage; point reads touching one
+//! data page.
+
+mod common;
+use common::*;
+
+use ttlkv::store::PageKind;
+use ttlkv::{DbOptions, PutOptions, ScanOptions};
+
+fn k(i: u32) -> Vec<u8> {
+    format!("user:{i:05}").into_bytes()
+}
+
+#[test]
+fn scans_merge_memtable_and_every_level_in_order_and_reverse() {
+    let (db, _, _) = fresh(small());
+    run(async {
+        for i in 0..300 {
+            db.put(&k(i), format!("v{i}").as_bytes()).await.unwrap();
+            if i % 50 == 49 {
+                db.flush().await.unwrap();
+            }
+        }
+        db.compact().await.unwrap();
+        for i in (0..300).step_by(3) {
+            db.put(&k(i), b"overwritten").await.unwrap();
+        }
+        for i in (1..300).step_by(7) {
+            db.delete(&k(i)).await.unwrap();
+        }
+        db.flush().await.unwrap();
+        db.put(&k(5), b"in the memtable").await.unwrap();
+        let expected: Vec<Vec<u8>> = (0..300).filter(|i| i % 7 != 1 || *i == 5).map(k).collect();
+        let all = db.scan(&ScanOptions::default()).await.unwrap();
+        assert_eq!(
+            all.iter().map(|e| e.key.clone()).collect::<Vec<_>>(),
+            expected
+        );
+        let value_of = |i: u32| all.iter().find(|e| e.key == k(i)).map(|e| e.value.clone());
+        assert_eq!(value_of(5).as_deref(), Some(&b"in the memtable"[..]));
+        assert_eq!(value_of(3).as_deref(), Some(&b"overwritten"[..]));
+        assert_eq!(value_of(4).as_deref(), Some(&b"v4"[..]));
+        let rev = db
+            .scan(&ScanOptions {
+                reverse: true,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let mut want = expected.clone();
+        want.reverse();
+        assert_eq!(rev.iter().map(|e| e.key.clone()).collect::<Vec<_>>(), want);
+    });
+}
+
+#[test]
+fn scan_bounds_prefix_and_limit_select_the_right_window() {
+    let (db, _, _) = fresh(small());
+    run(async {
+        for i in 0..100 {
+            db.put(&k(i), b"v").await.unwrap();
+        }
+        db.put(b"other", b"v").await.unwrap();
+        db.flush().await.unwrap();
+        let keys = |es: Vec<ttlkv::Entry>| es.into_iter().map(|e| e.key).collect::<Vec<_>>();
+        let window = ScanOptions {
+            start: Some(k(10)),
+            end: Some(k(20)),
+            ..Default::default()
+        };
+        assert_eq!(
+            keys(db.scan(&window).await.unwrap()),
+            (10..20).map(k).collect::<Vec<_>>()
+        );
+        let rev = ScanOptions {
+            reverse: true,
+            limit: Some(3),
+            ..window.clone()
+        };
+        assert_eq!(
+            keys(db.scan(&rev).await.unwrap()),
+            vec![k(19), k(18), k(17)]
+        );
+        let prefix = ScanOptions {
+            prefix: Some(b"user:0005".to_vec()),
+            ..Default::default()
+        };
+        assert_eq!(
+            keys(db.scan(&prefix).await.unwrap()),
+            (50..60).map(k).collect::<Vec<_>>()
+        );
+        let none = ScanOptions {
+            start: Some(k(50)),
+            end: Some(k(40)),
+            ..Default::default()
+        };
+        assert!(db.scan(&none).await.unwrap().is_empty());
+        let zero = ScanOptions {
+            limit: Some(0),
+            ..Default::default()
+        };
+        assert!(db.scan(&zero).await.unwrap().is_empty());
+    });
+}
+
+#[test]
+fn scans_skip_expired_entries_at_the_time_of_the_scan() {
+    let (db, _, clock) = fresh(small());
+    run(async {
+        for i in 0..40 {
+            let opts = if i % 2 == 0 {
+                PutOptions::expire_after(100)
+            } else {
+                PutOptions::default()
+            };
+            db.put_with_options(&k(i), b"v", opts).await.unwrap();
+        }
+        db.flush().await.unwrap();
+        assert_eq!(db.scan(&Default::default()).await.unwrap().len(), 40);
+        clock.advance(100);
+        let live = db.scan(&Default::default()).await.unwrap();
+        assert_eq!(live.len(), 20);
+        assert!(live.iter().all(|e| e.expire_at.is_none()));
+    });
+}
+
+#[test]
+fn compaction_drops_expired_rows_and_tombstones_at_the_bottom() {
+    let (db, store, clock) = fresh(DbOptions {
+        page_size: 4096,
+        ..DbOptions::default()
+    });
+    run(async {
+        for i in 0..2_000 {
+            let opts = if i % 4 == 0 {
+                PutOptions::default()
+            } else {
+                PutOptions::expire_after(1_000)
+            };
+            db.put_with_options(&k(i), &[b'x'; 100], opts)
+                .await
+                .unwrap();
+        }
+        for i in (0..2_000).step_by(8) {
+            db.delete(&k(i)).await.unwrap();
+        }
+        db.flush().await.unwrap();
+        let rows_before: u64 = db
+            .stats()
+            .levels
+            .iter()
+            .flat_map(|l| &l.ssts)
+            .map(|s| s.rows)
+            .sum();
+        let bytes_before = store.stored_bytes();
+        clock.advance(1_000);
+        db.compact().await.unwrap();
+        let stats = db.stats();
+        let ssts: Vec<_> = stats.levels.iter().flat_map(|l| &l.ssts).collect();
+        let rows_after: u64 = ssts.iter().map(|s| s.rows).sum();
+        let tombstones: u64 = ssts.iter().map(|s| s.tombstones).sum();
+        println!(
+            "compaction: {rows_before} rows / {bytes_before} bytes before, {rows_after} rows / {} bytes after",
+            store.stored_bytes()
+        );
+        assert_eq!(rows_after, 250, "only the permanent, undeleted keys remain");
+        assert_eq!(tombstones, 0, "tombstones vanish at the bottom");
+        assert!(store.stored_bytes() < bytes_before / 4);
+        assert_eq!(
+            store.page_count_of(PageKind::Wal),
+            0,
+            "the flush deleted the WAL"
+        );
+        assert_eq!(db.scan(&Default::default()).await.unwrap().len(), 250);
+    });
+}
+
+#[test]
+fn a_point_read_after_reopen_touches_one_data_page() {
+    let (db, store, clock) = fresh(DbOptions {
+        page_size: 4096,
+        ..DbOptions::default()
+    });
+    run(async {
+        for i in 0..5_000 {
+            db.put(&k(i), &[b'v'; 100]).await.unwrap();
+        }
+        db.compact().await.unwrap();
+        db.close().await.unwrap();
+    });
+    let db = reopen(
+        &store,
+        &clock,
+        DbOptions {
+            page_size: 4096,
+            ..DbOptions::default()
+        },
+    );
+    run(async {
+        store.reset_counters();
+        assert!(db.has(&k(2_345)).await.unwrap());
+        assert_eq!(store.page_reads(), 1, "one data page, no scan of the SST");
+        assert!(db.has(&k(2_346)).await.unwrap());
+        assert!(
+            store.page_reads() <= 2,
+            "a neighbour is usually in the same (cached) page"
+        );
+        assert!(!db.has(b"user:99999").await.unwrap());
+        assert!(
+            store.page_reads() <= 2,
+            "a key past the last SST reads no page"
+        );
+    });
+}
+
+#[test]
+fn time_seen_only_by_reads_never_goes_backwards_across_a_reopen() {
+    // Found by the model-based test: close() must store the clock seed.
+    let (db, store, clock) = fresh(DbOptions::default());
+    run(async {
+        db.put(b"k", b"v").await.unwrap();
+        clock.advance(5_000);
+        let seen = db.now();
+        db.close().await.unwrap();
+        clock.advance(-4_000);
+        let db = ttlkv::Db::open(store.clone(), clock.clone(), DbOptions::default())
+            .await
+            .unwrap();
+        assert!(db.now() >= seen);
+    });
+}
