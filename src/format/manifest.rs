@@ -59,7 +59,7 @@ pub struct Manifest {
     pub wal_first: u64,
     /// The id the next SST written gets.
     pub next_sst_id: u64,
-    /// levels[0] = L0, newest SST first; levels[n>0] = a sorted run, SSTs in key order
+    /// `levels[0]` = L0, newest SST first; `levels[n > 0]` = a sorted run, SSTs in key order
     pub levels: Vec<Vec<u64>>,
     /// The namespaces, in the order they were created.
     pub namespaces: Vec<NamespaceEntry>,
