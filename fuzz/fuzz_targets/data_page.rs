@@ -16,11 +16,18 @@ fn check(bytes: Vec<u8>) {
         .collect();
     let mut builder = DataPageBuilder::new(page.row_features());
     for (i, row) in rows.iter().enumerate() {
-        assert_eq!(page.key(i).expect("keys of a verified page decode"), row.key);
-        let at = page.lower_bound(&row.key).expect("lower_bound on a verified page");
+        assert_eq!(
+            page.key(i).expect("keys of a verified page decode"),
+            row.key
+        );
+        let at = page
+            .lower_bound(&row.key)
+            .expect("lower_bound on a verified page");
         assert!(at <= i);
         assert_eq!(page.key(at).expect("in range"), row.key);
-        builder.push(&row.as_ref()).expect("a verified page's rows are in order");
+        builder
+            .push(&row.as_ref())
+            .expect("a verified page's rows are in order");
     }
     assert!(page.row(page.len()).is_err());
     assert_eq!(builder.finish(), bytes);

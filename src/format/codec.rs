@@ -99,6 +99,15 @@ impl<'a> Reader<'a> {
         self.array(what).map(i64::from_le_bytes)
     }
 
+    /// `N` reserved bytes, which must all be zero (`Corruption` "`what` are not zero" otherwise).
+    pub fn zeros<const N: usize>(&mut self, what: &str) -> Result<()> {
+        if self.array::<N>(what)? == [0; N] {
+            Ok(())
+        } else {
+            Err(Error::corruption(format!("{what} are not zero")))
+        }
+    }
+
     /// A length written as `u32`, checked against the bytes left (so it can size an allocation).
     pub fn len_u32(&mut self, what: &str) -> Result<usize> {
         let len = self.u32(what)?;
@@ -237,6 +246,16 @@ mod tests {
         assert_eq!(r.capacity_for(u64::MAX, 8), 5);
         assert_eq!(r.capacity_for(3, 8), 3);
         assert_eq!(r.capacity_for(7, 0), 7);
+    }
+
+    #[test]
+    fn reserved_bytes_must_be_zero() {
+        let mut r = Reader::new(&[0, 0, 0, 1]);
+        r.zeros::<2>("reserved bytes").unwrap();
+        let e = r.zeros::<2>("reserved bytes").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corruption);
+        assert_eq!(e.message(), "reserved bytes are not zero");
+        assert!(Reader::new(&[0]).zeros::<2>("reserved bytes").is_err());
     }
 
     #[test]

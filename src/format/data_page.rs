@@ -15,10 +15,10 @@
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
-use super::checksum::{seal, unseal, CHECKSUM_LEN};
+use super::checksum::{seal, CHECKSUM_LEN};
 use super::codec::{put_u16, put_u32, put_u8, Reader};
 use super::row::{decode_row, encode_row, row_order, RowFeatures, RowRef};
-use super::FORMAT_VERSION_BYTE;
+use super::{open_page, read_version_byte, FORMAT_VERSION_BYTE};
 use crate::error::{Error, Result};
 
 /// The first four bytes of every data page.
@@ -139,18 +139,10 @@ struct Layout {
 }
 
 fn verify(bytes: &[u8]) -> Result<Layout> {
-    let body = unseal(bytes)?;
-    let mut r = Reader::new(body);
-    if r.array::<4>("magic")? != DATA_PAGE_MAGIC {
-        return Err(Error::corruption("bad magic"));
-    }
-    if r.u8("version")? != FORMAT_VERSION_BYTE {
-        return Err(Error::corruption("unsupported format version"));
-    }
+    let mut r = open_page(bytes, DATA_PAGE_MAGIC)?;
+    read_version_byte(&mut r)?;
     let features = RowFeatures::from_bits(r.u8("row features")?)?;
-    if r.u16("reserved")? != 0 {
-        return Err(Error::corruption("reserved bytes are not zero"));
-    }
+    r.zeros::<2>("reserved bytes")?;
     let count = usize::try_from(r.u32("row count")?)
         .map_err(|_| Error::corruption("row count too large"))?;
     let offsets_len = count

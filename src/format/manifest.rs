@@ -14,9 +14,9 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::checksum::{seal, unseal, CHECKSUM_LEN};
-use super::codec::{put_bytes_u64, put_i64, put_len_u64, put_u32, put_u64, put_u8, Reader};
-use super::FORMAT_VERSION_BYTE;
+use super::checksum::{seal, CHECKSUM_LEN};
+use super::codec::{put_bytes_u64, put_i64, put_len_u64, put_u32, put_u64, put_u8};
+use super::{open_page, read_version_byte, FORMAT_VERSION_BYTE};
 use crate::error::{Error, Result};
 
 /// The first four bytes of every manifest.
@@ -59,7 +59,7 @@ pub struct Manifest {
     pub wal_first: u64,
     /// The id the next SST written gets.
     pub next_sst_id: u64,
-    /// levels[0] = L0, newest SST first; levels[n>0] = a sorted run, SSTs in key order
+    /// `levels[0]` = L0, newest SST first; `levels[n > 0]` = a sorted run, SSTs in key order
     pub levels: Vec<Vec<u64>>,
     /// The namespaces, in the order they were created.
     pub namespaces: Vec<NamespaceEntry>,
@@ -131,16 +131,9 @@ fn optional_ttl(present: bool, value: u64) -> Result<Option<u64>> {
 }
 
 fn decode_manifest(bytes: &[u8]) -> Result<Manifest> {
-    let mut r = Reader::new(unseal(bytes)?);
-    if r.array::<4>("magic")? != MANIFEST_MAGIC {
-        return Err(Error::corruption("bad magic"));
-    }
-    if r.u8("version")? != FORMAT_VERSION_BYTE {
-        return Err(Error::corruption("unsupported format version"));
-    }
-    if r.array::<3>("reserved")? != [0; 3] {
-        return Err(Error::corruption("reserved bytes are not zero"));
-    }
+    let mut r = open_page(bytes, MANIFEST_MAGIC)?;
+    read_version_byte(&mut r)?;
+    r.zeros::<3>("reserved bytes")?;
     let writer_epoch = r.u64("writer_epoch")?;
     let clock_seed = r.i64("clock_seed")?;
     let flushed_seq = r.u64("flushed_seq")?;

@@ -37,9 +37,32 @@ pub use row::{
 pub use sst_meta::{expiry_percentiles, PageRef, SstMeta};
 pub use wal::{decode_wal_page, encode_wal_batch, encode_wal_page};
 
+use crate::error::{Error, Result};
+use codec::Reader;
+
 /// The version of the on-storage format this code writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
 
 /// [`FORMAT_VERSION`] as the single byte the page headers store.
 const FORMAT_VERSION_BYTE: u8 = 1;
 const _: () = assert!(FORMAT_VERSION_BYTE as u32 == FORMAT_VERSION);
+
+/// The start of every page decoder: verify the trailing checksum of `bytes`, then the `magic` they
+/// begin with. The reader continues after the magic and stops before the checksum.
+fn open_page(bytes: &[u8], magic: [u8; 4]) -> Result<Reader<'_>> {
+    let mut r = Reader::new(unseal(bytes)?);
+    if r.array::<4>("magic")? == magic {
+        Ok(r)
+    } else {
+        Err(Error::corruption("bad magic"))
+    }
+}
+
+/// Read the one-byte format version of a page header, which must be [`FORMAT_VERSION`].
+fn read_version_byte(r: &mut Reader<'_>) -> Result<()> {
+    if r.u8("version")? == FORMAT_VERSION_BYTE {
+        Ok(())
+    } else {
+        Err(Error::corruption("unsupported format version"))
+    }
+}

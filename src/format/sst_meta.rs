@@ -13,12 +13,10 @@
 use alloc::format;
 use alloc::vec::Vec;
 
-use super::checksum::{seal, unseal, CHECKSUM_LEN};
-use super::codec::{
-    put_bytes_u64, put_i64, put_len_u64, put_u16, put_u32, put_u64, put_u8, Reader,
-};
+use super::checksum::{seal, CHECKSUM_LEN};
+use super::codec::{put_bytes_u64, put_i64, put_len_u64, put_u16, put_u32, put_u64, put_u8};
 use super::row::RowFeatures;
-use super::FORMAT_VERSION;
+use super::{open_page, FORMAT_VERSION};
 use crate::error::{Error, Result};
 
 /// The first four bytes of every SST metadata page.
@@ -269,10 +267,7 @@ fn optional<T: Default + PartialEq>(present: bool, value: T, what: &str) -> Resu
 }
 
 fn decode_meta(bytes: &[u8]) -> Result<SstMeta> {
-    let mut r = Reader::new(unseal(bytes)?);
-    if r.array::<4>("magic")? != SST_META_MAGIC {
-        return Err(Error::corruption("bad magic"));
-    }
+    let mut r = open_page(bytes, SST_META_MAGIC)?;
     let format_version = r.u32("format version")?;
     if format_version != FORMAT_VERSION {
         return Err(Error::corruption("unsupported format version"));
@@ -284,9 +279,7 @@ fn decode_meta(bytes: &[u8]) -> Result<SstMeta> {
             "unknown presence bits {presence:#04x}"
         )));
     }
-    if r.u16("reserved")? != 0 {
-        return Err(Error::corruption("reserved bytes are not zero"));
-    }
+    r.zeros::<2>("reserved bytes")?;
     let id = r.u64("id")?;
     let creation_ts = r.i64("creation_ts")?;
     let min_ts = r.i64("min_ts")?;

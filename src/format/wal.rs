@@ -12,10 +12,10 @@
 use alloc::format;
 use alloc::vec::Vec;
 
-use super::checksum::{seal, unseal, CHECKSUM_LEN};
-use super::codec::{put_u32, put_u8, Reader};
+use super::checksum::{seal, CHECKSUM_LEN};
+use super::codec::{put_u32, put_u8};
 use super::row::{decode_row, encode_row, Row, RowFeatures, RowRef, MIN_ROW_LEN};
-use super::FORMAT_VERSION_BYTE;
+use super::{open_page, read_version_byte, FORMAT_VERSION_BYTE};
 use crate::error::{Error, Result};
 
 /// The first four bytes of every WAL page.
@@ -68,16 +68,9 @@ pub fn decode_wal_page(bytes: &[u8]) -> Result<Vec<Vec<Row>>> {
 }
 
 fn decode_page(bytes: &[u8]) -> Result<Vec<Vec<Row>>> {
-    let mut r = Reader::new(unseal(bytes)?);
-    if r.array::<4>("magic")? != WAL_MAGIC {
-        return Err(Error::corruption("bad magic"));
-    }
-    if r.u8("version")? != FORMAT_VERSION_BYTE {
-        return Err(Error::corruption("unsupported format version"));
-    }
-    if r.array::<3>("reserved")? != [0; 3] {
-        return Err(Error::corruption("reserved bytes are not zero"));
-    }
+    let mut r = open_page(bytes, WAL_MAGIC)?;
+    read_version_byte(&mut r)?;
+    r.zeros::<3>("reserved bytes")?;
     let batch_count = r.u32("batch count")?;
     let mut batches = Vec::with_capacity(r.capacity_for(u64::from(batch_count), MIN_BATCH_LEN));
     for batch_index in 0..batch_count {
