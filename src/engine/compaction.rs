@@ -9,14 +9,16 @@
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 
+use super::flush::{install_manifest, manifest_commit};
 use super::merge::MergeCursor;
 use super::retention::{compaction_fates, Fate, VersionInfo};
 use super::sst_writer::{BuiltSst, SstWriter};
 use super::state::{Inner, State};
 use super::version::{SstHandle, Version};
+use crate::error::Error;
 use crate::error::Result;
 use crate::format::RowRef;
-use crate::store::{Commit, ManifestRecord, PageId};
+use crate::store::{Commit, PageId};
 
 /// One merge the planner chose.
 pub(crate) struct Plan {
@@ -218,57 +220,57 @@ impl Inner {
             .iter()
             .flat_map(|(_, l)| l.iter().map(|s| s.id()))
             .collect();
-        let (commit, version, manifest, reclaimed) = {
-            let st = self.state.borrow();
-            st.check_writable()?;
-            let mut version: Version = (*st.version).clone();
-            for level in &mut version.levels {
-                level.retain(|s| !input_ids.contains(&s.id()));
-            }
-            while version.levels.len() <= plan.output_level {
-                version.levels.push(Vec::new());
-            }
-            let mut puts = Vec::new();
-            if let Some(out) = version.levels.get_mut(plan.output_level) {
-                for built in outputs {
-                    puts.extend(built.pages);
-                    out.push(Rc::new(SstHandle { meta: built.meta }));
+        let seed = self.clock.last_issued();
+        self.commit_gated(
+            |st| {
+                // The plan must still describe the tree (plans are made under the manifest lock,
+                // so this only fails if that rule is ever broken): never install over a change.
+                let current = plan.inputs.iter().all(|(level, ssts)| {
+                    let now_at = st.version.levels.get(*level).map_or(&[][..], Vec::as_slice);
+                    ssts.iter().all(|s| now_at.iter().any(|t| Rc::ptr_eq(s, t)))
+                });
+                if !current {
+                    return Err(Error::storage("compaction plan went stale; not installed"));
                 }
-                out.sort_by(|a, b| a.first_key().cmp(b.first_key()));
-            }
-            while version.levels.last().is_some_and(|l| l.is_empty()) && version.levels.len() > 1 {
-                version.levels.pop();
-            }
-            let mut manifest = st.manifest.clone();
-            manifest.levels = version.level_ids();
-            manifest.next_sst_id = manifest.next_sst_id.max(next_id);
-            manifest.clock_seed = manifest.clock_seed.max(self.clock.last_issued());
-            let reclaimed = self.reclaimable(&st);
-            let commit = Commit {
-                expected_manifest_version: st.manifest_version,
-                manifest: Some(ManifestRecord {
-                    version: st.manifest_version + 1,
-                    bytes: manifest.encode(),
-                }),
-                puts,
-                deletes: reclaimed.clone(),
-            };
-            (commit, version, manifest, reclaimed)
-        };
-        let result = self.store.commit(commit).await;
-        let mut st = self.state.borrow_mut();
-        if let Err(e) = &result {
-            st.note_failure(e);
-            return result;
-        }
-        st.manifest = manifest;
-        st.manifest_version += 1;
-        st.version = Rc::new(version);
-        for (_, ssts) in &plan.inputs {
-            st.obsolete.extend(ssts.iter().cloned());
-        }
-        self.forget_reclaimed(&mut st, &reclaimed);
-        Ok(())
+                let mut version: Version = (*st.version).clone();
+                for level in &mut version.levels {
+                    level.retain(|s| !input_ids.contains(&s.id()));
+                }
+                while version.levels.len() <= plan.output_level {
+                    version.levels.push(Vec::new());
+                }
+                let mut puts = Vec::new();
+                if let Some(out) = version.levels.get_mut(plan.output_level) {
+                    for built in &outputs {
+                        puts.extend(built.pages.iter().cloned());
+                        out.push(Rc::new(SstHandle {
+                            meta: built.meta.clone(),
+                        }));
+                    }
+                    out.sort_by(|a, b| a.first_key().cmp(b.first_key()));
+                }
+                while version.levels.len() > 1 && version.levels.last().is_some_and(Vec::is_empty) {
+                    version.levels.pop();
+                }
+                let mut manifest = st.manifest.clone();
+                manifest.levels = version.level_ids();
+                manifest.next_sst_id = manifest.next_sst_id.max(next_id);
+                manifest.clock_seed = manifest.clock_seed.max(seed);
+                let reclaimed = self.reclaimable(st);
+                let commit = manifest_commit(st, &manifest, puts, reclaimed.clone());
+                Ok(Some((commit, (version, manifest, reclaimed))))
+            },
+            |st, (version, manifest, reclaimed)| {
+                install_manifest(st, manifest);
+                st.version = Rc::new(version);
+                for (_, ssts) in &plan.inputs {
+                    st.obsolete.extend(ssts.iter().cloned());
+                }
+                self.forget_reclaimed(st, &reclaimed);
+            },
+        )
+        .await
+        .map(|_| ())
     }
 
     /// The pages of obsolete SSTs that no reader holds any more (safe to delete now).
@@ -304,28 +306,27 @@ impl Inner {
     /// Delete the pages of obsolete SSTs nobody reads any more, in a commit of their own.
     pub(crate) async fn reclaim_obsolete(&self) -> Result<usize> {
         let _guard = self.manifest_lock.lock().await;
-        let commit = {
-            let st = self.state.borrow();
-            st.check_writable()?;
-            let deletes = self.reclaimable(&st);
-            if deletes.is_empty() {
-                return Ok(0);
-            }
-            Commit {
-                expected_manifest_version: st.manifest_version,
-                manifest: None,
-                puts: Vec::new(),
-                deletes,
-            }
-        };
-        let reclaimed = commit.deletes.clone();
-        let result = self.store.commit(commit).await;
-        let mut st = self.state.borrow_mut();
-        if let Err(e) = &result {
-            st.note_failure(e);
-            return Err(e.clone());
-        }
-        self.forget_reclaimed(&mut st, &reclaimed);
-        Ok(reclaimed.len())
+        let reclaimed = self
+            .commit_gated(
+                |st| {
+                    let deletes = self.reclaimable(st);
+                    if deletes.is_empty() {
+                        return Ok(None);
+                    }
+                    let commit = Commit {
+                        expected_manifest_version: st.manifest_version,
+                        manifest: None,
+                        puts: Vec::new(),
+                        deletes: deletes.clone(),
+                    };
+                    Ok(Some((commit, deletes)))
+                },
+                |st, deletes| {
+                    self.forget_reclaimed(st, &deletes);
+                    deletes.len()
+                },
+            )
+            .await?;
+        Ok(reclaimed.unwrap_or(0))
     }
 }

@@ -15,7 +15,7 @@ use super::options::{
     DbOptions, Entry, ExpireCondition, PutCondition, PutOptions, ScanOptions, Ttl,
 };
 use super::read::is_live;
-use super::state::Inner;
+use super::state::{Inner, ReadPin};
 use super::stats::Stats;
 use super::write::{validate_expire_condition, validate_ttl, ExpireTarget, TtlPolicy, WriteOp};
 use crate::clock::Clock;
@@ -41,9 +41,7 @@ impl Db {
         if let Some(ms) = options.default_ttl_ms {
             validate_ttl(Ttl::ExpireAfter(ms))?;
         }
-        if options.page_size < 64 {
-            return Err(Error::invalid("page_size must be at least 64 bytes"));
-        }
+        validate_options(&options)?;
         let inner = Inner::open(Rc::new(store), Rc::new(clock), options).await?;
         Ok(Db {
             inner: Rc::new(inner),
@@ -252,10 +250,13 @@ impl Db {
             self.inner.state.borrow().check_open()?;
             return Ok(Vec::new());
         }
-        let (read_seq, memtables, version) = {
-            let st = self.inner.state.borrow();
+        let (read_seq, memtables, version, _pin) = {
+            let mut st = self.inner.state.borrow_mut();
             st.check_open()?;
-            (st.last_seq, st.memtables_newest_first(), st.version.clone())
+            // Pinned: overwrites during the scan must not prune the versions it is to see.
+            let seq = st.last_seq;
+            let pin = ReadPin::new(&self.inner, &mut st, seq);
+            (seq, st.memtables_newest_first(), st.version.clone(), pin)
         };
         let now = self.inner.clock.now();
         let runs = version.levels.iter().enumerate().flat_map(|(level, ssts)| {
@@ -335,8 +336,13 @@ impl Db {
     /// Commit pending writes and close. Later calls fail with
     /// [`ErrorKind::Closed`](crate::ErrorKind::Closed).
     pub async fn close(&self) -> Result<()> {
-        if self.inner.state.borrow().closed {
-            return Ok(());
+        {
+            let mut st = self.inner.state.borrow_mut();
+            if st.closed || st.closing {
+                return Ok(());
+            }
+            // From here on writes are refused, so nothing is accepted that the drain misses.
+            st.closing = true;
         }
         let drained = self.inner.drain_wal().await;
         // Time seen by reads alone is in no WAL record: store it, so the clock does not go
@@ -353,6 +359,29 @@ impl Db {
     pub fn now(&self) -> i64 {
         self.inner.clock.now()
     }
+}
+
+fn validate_options(o: &DbOptions) -> Result<()> {
+    let fail = |what: &str| Err(Error::invalid(alloc::format!("DbOptions: {what}")));
+    if o.page_size < 64 {
+        return fail("page_size must be at least 64 bytes");
+    }
+    if o.memtable_flush_bytes == 0 || o.memtable_stall_bytes < o.memtable_flush_bytes {
+        return fail("memtable_flush_bytes must be > 0 and <= memtable_stall_bytes");
+    }
+    if o.l0_compaction_trigger == 0 {
+        return fail("l0_compaction_trigger must be at least 1");
+    }
+    if o.sst_target_bytes == 0 || o.level1_target_bytes == 0 {
+        return fail("sst_target_bytes and level1_target_bytes must be > 0");
+    }
+    if o.level_size_multiplier < 2 {
+        return fail("level_size_multiplier must be at least 2");
+    }
+    if o.memtable_max_age_ms < 0 || o.relaxed_commit_interval_ms < 0 {
+        return fail("intervals must not be negative");
+    }
+    Ok(())
 }
 
 impl core::fmt::Debug for Db {

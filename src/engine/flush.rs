@@ -9,9 +9,10 @@ use core::cell::RefCell;
 use super::memtable::Memtable;
 use super::retention::{needed_by, VersionInfo};
 use super::sst_writer::SstWriter;
-use super::state::{Frozen, Inner};
+use super::state::{Frozen, Inner, State};
 use super::version::{SstHandle, Version};
 use crate::error::Result;
+use crate::format::Manifest;
 use crate::store::{Commit, ManifestRecord, PageId};
 
 impl Inner {
@@ -51,44 +52,32 @@ impl Inner {
     /// Commit a manifest whose clock seed is the highest time handed out, if it is not already.
     pub(crate) async fn persist_clock_seed(&self) -> Result<()> {
         let _guard = self.manifest_lock.lock().await;
-        let (commit, manifest) = {
-            let st = self.state.borrow();
-            if st.fenced.is_some() || st.manifest.clock_seed >= self.clock.last_issued() {
-                return Ok(());
-            }
-            let mut manifest = st.manifest.clone();
-            manifest.clock_seed = self.clock.last_issued();
-            let commit = Commit {
-                expected_manifest_version: st.manifest_version,
-                manifest: Some(ManifestRecord {
-                    version: st.manifest_version + 1,
-                    bytes: manifest.encode(),
-                }),
-                puts: Vec::new(),
-                deletes: Vec::new(),
-            };
-            (commit, manifest)
-        };
-        let result = self.store.commit(commit).await;
-        let mut st = self.state.borrow_mut();
-        match &result {
-            Ok(()) => {
-                st.manifest = manifest;
-                st.manifest_version += 1;
-            }
-            Err(e) => st.note_failure(e),
-        }
-        result
+        let seed = self.clock.last_issued();
+        self.commit_gated(
+            |st| {
+                if st.manifest.clock_seed >= seed {
+                    return Ok(None);
+                }
+                let mut manifest = st.manifest.clone();
+                manifest.clock_seed = seed;
+                Ok(Some((
+                    manifest_commit(st, &manifest, Vec::new(), Vec::new()),
+                    manifest,
+                )))
+            },
+            install_manifest,
+        )
+        .await
+        .map(|_| ())
     }
 
     /// Write the oldest frozen memtable as an L0 SST and commit it.
     async fn flush_one(&self, table: &Rc<RefCell<Memtable>>, max_seq: u64) -> Result<()> {
-        let (commit, built, new_manifest, wal_deleted, reclaimed) = {
+        // Build the SST (no await: the memtable is frozen and the SST id is ours under the lock).
+        let built = {
             let st = self.state.borrow();
-            st.check_writable()?;
             let id = st.manifest.next_sst_id;
-            let snapshots = st.snapshot_seqs();
-            let mut points = snapshots.clone();
+            let mut points = st.snapshot_seqs();
             points.push(u64::MAX);
             let memtable = table.borrow();
             let mut writer = SstWriter::new(
@@ -107,71 +96,91 @@ impl Inner {
                     }
                 }
             }
-            let built = writer.finish();
-            let mut manifest = st.manifest.clone();
-            if let Some(b) = &built {
-                if manifest.levels.is_empty() {
-                    manifest.levels.push(Vec::new());
-                }
-                if let Some(l0) = manifest.levels.first_mut() {
-                    l0.insert(0, b.meta.id);
-                }
-                manifest.next_sst_id = id + 1;
-            }
-            manifest.flushed_seq = manifest.flushed_seq.max(max_seq);
-            manifest.clock_seed = manifest.clock_seed.max(self.clock.last_issued());
-            let wal_deleted: Vec<u64> = st
-                .wal
-                .segments
-                .iter()
-                .filter(|(_, (seq, _))| *seq <= max_seq)
-                .map(|(s, _)| *s)
-                .collect();
-            manifest.wal_first = st
-                .wal
-                .segments
-                .keys()
-                .find(|s| !wal_deleted.contains(s))
-                .copied()
-                .unwrap_or(st.wal.next_segment);
-            let reclaimed = self.reclaimable(&st);
-            let mut deletes: Vec<PageId> = wal_deleted.iter().map(|s| PageId::wal(*s)).collect();
-            deletes.extend(reclaimed.iter().copied());
-            let version = st.manifest_version + 1;
-            let commit = Commit {
-                expected_manifest_version: st.manifest_version,
-                manifest: Some(ManifestRecord {
-                    version,
-                    bytes: manifest.encode(),
-                }),
-                puts: built.as_ref().map(|b| b.pages.clone()).unwrap_or_default(),
-                deletes,
-            };
-            (commit, built, manifest, wal_deleted, reclaimed)
+            writer.finish()
         };
-        let result = self.store.commit(commit).await;
-        let mut st = self.state.borrow_mut();
-        if let Err(e) = &result {
-            st.note_failure(e);
-            return result;
-        }
-        st.manifest = new_manifest;
-        st.manifest_version += 1;
-        if let Some(b) = built {
-            let mut version: Version = (*st.version).clone();
-            if version.levels.is_empty() {
-                version.levels.push(Vec::new());
-            }
-            if let Some(l0) = version.levels.first_mut() {
-                l0.insert(0, Rc::new(SstHandle { meta: b.meta }));
-            }
-            st.version = Rc::new(version);
-        }
-        st.frozen.retain(|f| !Rc::ptr_eq(&f.table, table));
-        for s in wal_deleted {
-            st.wal.segments.remove(&s);
-        }
-        self.forget_reclaimed(&mut st, &reclaimed);
-        Ok(())
+        let seed = self.clock.last_issued();
+        self.commit_gated(
+            |st| {
+                let mut manifest = st.manifest.clone();
+                if let Some(b) = &built {
+                    if manifest.levels.is_empty() {
+                        manifest.levels.push(Vec::new());
+                    }
+                    if let Some(l0) = manifest.levels.first_mut() {
+                        l0.insert(0, b.meta.id);
+                    }
+                    manifest.next_sst_id = b.meta.id + 1;
+                }
+                manifest.flushed_seq = manifest.flushed_seq.max(max_seq);
+                manifest.clock_seed = manifest.clock_seed.max(seed);
+                // Inside the gate no WAL commit is in flight: `segments` is complete.
+                let wal_deleted: Vec<u64> = st
+                    .wal
+                    .segments
+                    .iter()
+                    .filter(|(_, (seq, _))| *seq <= max_seq)
+                    .map(|(s, _)| *s)
+                    .collect();
+                manifest.wal_first = st
+                    .wal
+                    .segments
+                    .keys()
+                    .find(|s| !wal_deleted.contains(s))
+                    .copied()
+                    .unwrap_or(st.wal.next_segment);
+                let reclaimed = self.reclaimable(st);
+                let mut deletes: Vec<PageId> =
+                    wal_deleted.iter().map(|s| PageId::wal(*s)).collect();
+                deletes.extend(reclaimed.iter().copied());
+                let puts = built.as_ref().map(|b| b.pages.clone()).unwrap_or_default();
+                let commit = manifest_commit(st, &manifest, puts, deletes);
+                let meta = built.as_ref().map(|b| b.meta.clone());
+                Ok(Some((commit, (manifest, meta, wal_deleted, reclaimed))))
+            },
+            |st, (manifest, meta, wal_deleted, reclaimed)| {
+                install_manifest(st, manifest);
+                if let Some(meta) = meta {
+                    let mut version: Version = (*st.version).clone();
+                    if version.levels.is_empty() {
+                        version.levels.push(Vec::new());
+                    }
+                    if let Some(l0) = version.levels.first_mut() {
+                        l0.insert(0, Rc::new(SstHandle { meta }));
+                    }
+                    st.version = Rc::new(version);
+                }
+                st.frozen.retain(|f| !Rc::ptr_eq(&f.table, table));
+                for s in wal_deleted {
+                    st.wal.segments.remove(&s);
+                }
+                self.forget_reclaimed(st, &reclaimed);
+            },
+        )
+        .await
+        .map(|_| ())
     }
+}
+
+/// A commit that installs `manifest` as the next version, with `puts` and `deletes`.
+pub(crate) fn manifest_commit(
+    st: &State,
+    manifest: &Manifest,
+    puts: Vec<(PageId, Vec<u8>)>,
+    deletes: Vec<PageId>,
+) -> Commit {
+    Commit {
+        expected_manifest_version: st.manifest_version,
+        manifest: Some(ManifestRecord {
+            version: st.manifest_version + 1,
+            bytes: manifest.encode(),
+        }),
+        puts,
+        deletes,
+    }
+}
+
+/// Record that `manifest` was committed as the next version.
+pub(crate) fn install_manifest(st: &mut State, manifest: Manifest) {
+    st.manifest = manifest;
+    st.manifest_version += 1;
 }

@@ -48,13 +48,14 @@ impl Inner {
             self.flush().await?;
             report.flushed = true;
         } else {
-            // One compaction per step keeps each step bounded.
+            // One compaction per step keeps each step bounded; it is planned under the lock so
+            // no other flush or compaction can make the plan stale.
+            let _guard = self.manifest_lock.lock().await;
             let plan = {
                 let st = self.state.borrow();
                 self.plan_compaction(&st, false)
             };
             if let Some(plan) = plan {
-                let _guard = self.manifest_lock.lock().await;
                 self.run_compaction(plan).await?;
                 report.compactions = 1;
             }

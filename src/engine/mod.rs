@@ -10,6 +10,7 @@
 //! `maintenance` (the step and the next wake-up).
 
 mod batch;
+mod commit;
 mod compaction;
 mod db;
 mod flush;

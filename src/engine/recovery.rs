@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 
 use super::memtable::{MemVersion, Memtable};
-use super::notify::{AsyncLock, Notify};
+use super::notify::AsyncLock;
 use super::options::DbOptions;
 use super::page_cache::PageCache;
 use super::state::{Inner, State};
@@ -136,6 +136,7 @@ impl Inner {
 
         let state = State {
             closed: false,
+            closing: false,
             fenced: None,
             last_seq,
             manifest,
@@ -153,8 +154,8 @@ impl Inner {
             clock,
             options,
             state: RefCell::new(state),
-            wal_done: Notify::default(),
             manifest_lock: AsyncLock::default(),
+            commit_gate: AsyncLock::default(),
         })
     }
 }

@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 
 use super::memtable::Memtable;
-use super::notify::{AsyncLock, Notify};
+use super::notify::AsyncLock;
 use super::options::DbOptions;
 use super::page_cache::PageCache;
 use super::version::{SstHandle, Version};
@@ -30,6 +30,8 @@ pub(crate) struct Frozen {
 /// Everything mutable about an open database.
 pub(crate) struct State {
     pub closed: bool,
+    /// `close()` has begun: no new writes are accepted, reads still are.
+    pub closing: bool,
     /// Set once a commit found another writer in charge; every later write fails with it.
     pub fenced: Option<Error>,
     /// The highest sequence number handed out.
@@ -55,6 +57,9 @@ impl State {
     /// Fail if the database may not be used for writing.
     pub(crate) fn check_writable(&self) -> Result<()> {
         self.check_open()?;
+        if self.closing {
+            return Err(Error::closed());
+        }
         match &self.fenced {
             Some(e) => Err(e.clone()),
             None => Ok(()),
@@ -67,6 +72,22 @@ impl State {
             Err(Error::closed())
         } else {
             Ok(())
+        }
+    }
+
+    /// Keep every version visible at `seq` (in memtables and through compaction) until
+    /// [`State::unpin`]; scans and snapshots pin their read point.
+    pub(crate) fn pin(&mut self, seq: u64) {
+        *self.snapshots.entry(seq).or_insert(0) += 1;
+    }
+
+    /// Release one [`State::pin`] of `seq`.
+    pub(crate) fn unpin(&mut self, seq: u64) {
+        if let Some(n) = self.snapshots.get_mut(&seq) {
+            *n -= 1;
+            if *n == 0 {
+                self.snapshots.remove(&seq);
+            }
         }
     }
 
@@ -105,8 +126,32 @@ pub(crate) struct Inner {
     pub clock: MonotonicClock,
     pub options: DbOptions,
     pub state: RefCell<State>,
-    /// Wakes writers waiting for a group commit.
-    pub wal_done: Notify,
-    /// Serializes the operations that replace the manifest (flush, compaction).
+    /// Serializes the operations that replace the manifest (flush, compaction), from planning
+    /// to installing, so no plan goes stale.
     pub manifest_lock: AsyncLock,
+    /// Lets one store commit through at a time (WAL group commits and manifest changes alike),
+    /// so every commit's precondition names the manifest version that is current when it lands.
+    pub commit_gate: AsyncLock,
+}
+
+/// Keeps a read point pinned (see [`State::pin`]) for as long as it lives.
+pub(crate) struct ReadPin<'a> {
+    inner: &'a Inner,
+    seq: u64,
+}
+
+impl<'a> ReadPin<'a> {
+    /// Pin `seq` in `inner`'s state.
+    pub(crate) fn new(inner: &'a Inner, st: &mut State, seq: u64) -> Self {
+        st.pin(seq);
+        ReadPin { inner, seq }
+    }
+}
+
+impl Drop for ReadPin<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut st) = self.inner.state.try_borrow_mut() {
+            st.unpin(self.seq);
+        }
+    }
 }

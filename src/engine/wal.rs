@@ -1,13 +1,16 @@
 //! The write-ahead log and group commit.
 //!
 //! A write encodes its batch into the pending buffer in the same synchronous step that applies it
-//! to the memtable. Durable writers then wait on a [`Ticket`]. Whoever finds no commit in flight
-//! becomes the leader: it takes *everything* pending, writes it as one WAL page in one store
+//! to the memtable. Durable writers then wait on a [`Ticket`]. Store commits pass one at a time
+//! through the engine's commit gate (`Inner::commit_gate`, shared with flush and compaction, so a
+//! WAL commit never races a manifest change). Whoever gets through the gate with its ticket still
+//! open becomes the leader: it takes *everything* pending, writes it as one WAL page in one store
 //! commit, and resolves every ticket of that group. A burst of concurrent durable writes therefore
 //! costs a few commits, not one each.
 //!
-//! If a WAL commit fails, every write not yet durable is rolled back out of the memtable and its
-//! ticket gets the error: the visible state returns to the last durable one, nothing half-written.
+//! If a WAL commit fails (or its future is dropped before it finishes), every write not yet durable
+//! is rolled back out of the memtable and its ticket gets the error: the visible state returns to
+//! the last durable one, nothing half-written.
 
 use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
@@ -45,7 +48,6 @@ pub(crate) struct WalState {
     /// When the oldest pending batch was written (relaxed writes must be committed soon after).
     pending_since: Option<i64>,
     pending_tickets: Vec<Rc<Ticket>>,
-    in_flight: bool,
     /// Every write with a seq up to this is durable.
     pub durable_seq: u64,
     /// The number the next WAL page gets.
@@ -54,6 +56,9 @@ pub(crate) struct WalState {
     pub segments: BTreeMap<u64, (u64, usize)>,
     /// Number of WAL commits made since open.
     pub commits: u64,
+    /// Bumped every time writes are rolled back, so a write that read a rolled-back version
+    /// notices and plans again.
+    pub rollbacks: u64,
 }
 
 impl WalState {
@@ -127,54 +132,35 @@ impl Inner {
             if let Some(result) = ticket.outcome() {
                 return result;
             }
-            let wait = {
-                let st = self.state.borrow();
-                if st.wal.in_flight {
-                    Some(self.wal_done.notified())
-                } else {
-                    None
-                }
-            };
-            match wait {
-                Some(w) => w.await,
-                None => {
-                    // The outcome lands in the ticket either way.
-                    let _ = self.commit_wal_group().await;
-                }
+            let _gate = self.commit_gate.lock().await;
+            if let Some(result) = ticket.outcome() {
+                return result;
             }
+            // The outcome lands in the ticket either way.
+            let _ = self.commit_wal_group_gated().await;
         }
     }
 
-    /// Commit everything pending in the WAL (waiting for a commit in flight first).
+    /// Commit everything pending in the WAL.
     pub(crate) async fn drain_wal(&self) -> Result<()> {
         loop {
-            let wait = {
-                let st = self.state.borrow();
-                if !st.wal.in_flight && !st.wal.has_pending() {
-                    return Ok(());
-                }
-                if st.wal.in_flight {
-                    Some(self.wal_done.notified())
-                } else {
-                    None
-                }
-            };
-            match wait {
-                Some(w) => w.await,
-                None => self.commit_wal_group().await?,
+            if !self.state.borrow().wal.has_pending() {
+                return Ok(());
             }
+            let _gate = self.commit_gate.lock().await;
+            self.commit_wal_group_gated().await?;
         }
     }
 
     /// Lead one group commit: everything pending becomes one WAL page in one store commit.
-    async fn commit_wal_group(&self) -> Result<()> {
+    /// The caller holds the commit gate.
+    async fn commit_wal_group_gated(&self) -> Result<()> {
         let (commit, segment, max_seq, tickets, bytes) = {
             let mut st = self.state.borrow_mut();
             let wal = &mut st.wal;
-            if wal.in_flight || !wal.has_pending() {
+            if !wal.has_pending() {
                 return Ok(());
             }
-            wal.in_flight = true;
             let page = encode_wal_page(&wal.pending, wal.pending_batches);
             wal.pending.clear();
             wal.pending_batches = 0;
@@ -192,10 +178,16 @@ impl Inner {
             };
             (commit, segment, max_seq, tickets, bytes)
         };
+        let mut abandoned = AbandonedGroup {
+            inner: self,
+            tickets: Some(tickets),
+        };
         let result = self.store.commit(commit).await;
+        let Some(tickets) = abandoned.tickets.take() else {
+            return result;
+        };
         {
             let mut st = self.state.borrow_mut();
-            st.wal.in_flight = false;
             match &result {
                 Ok(()) => {
                     st.wal.durable_seq = st.wal.durable_seq.max(max_seq);
@@ -206,19 +198,45 @@ impl Inner {
                     }
                 }
                 Err(e) => {
-                    // Back to the last durable state: nothing of this group, nor of anything
-                    // queued on top of it, stays visible.
-                    let durable = st.wal.durable_seq;
-                    st.active.borrow_mut().rollback_after(durable);
                     for t in &tickets {
                         t.resolve(Err(e.clone()));
                     }
-                    st.wal.fail_pending(e);
-                    st.note_failure(e);
+                    self.roll_back(&mut st, e);
                 }
             }
         }
-        self.wal_done.notify_all();
         result
+    }
+
+    /// Back to the last durable state: nothing of a failed group, nor of anything queued on top
+    /// of it, stays visible; every waiting writer gets `error`.
+    fn roll_back(&self, st: &mut super::state::State, error: &crate::Error) {
+        let durable = st.wal.durable_seq;
+        st.active.borrow_mut().rollback_after(durable);
+        st.wal.fail_pending(error);
+        st.wal.rollbacks += 1;
+        st.note_failure(error);
+    }
+}
+
+/// Fails a group whose commit future was dropped before it finished (a caller gave up on it):
+/// whether the commit landed is unknown, so its writers get an error and the memtable goes back
+/// to the durable state, exactly as for a crash. Defused once the commit's outcome is known.
+struct AbandonedGroup<'a> {
+    inner: &'a Inner,
+    tickets: Option<Vec<Rc<Ticket>>>,
+}
+
+impl Drop for AbandonedGroup<'_> {
+    fn drop(&mut self) {
+        if let Some(tickets) = self.tickets.take() {
+            let e = crate::Error::storage("a WAL commit was abandoned before it finished");
+            for t in &tickets {
+                t.resolve(Err(e.clone()));
+            }
+            if let Ok(mut st) = self.inner.state.try_borrow_mut() {
+                self.inner.roll_back(&mut st, &e);
+            }
+        }
     }
 }

@@ -122,6 +122,18 @@ fn put_expiry(ttl: Ttl, now: i64, current: Option<&MemVersion>, policy: &TtlPoli
 /// Each op's result, and the row every touched key ends up with.
 type Planning = (Vec<bool>, BTreeMap<Vec<u8>, Planned>);
 
+/// What the synchronous step of a write decided.
+enum Step {
+    /// Finished without writing (`None`: a put condition failed).
+    Done(Option<Vec<bool>>),
+    /// A newer write or a rollback touched what was read: read again.
+    Retry,
+    /// The answer rests on a write that is not durable yet: wait for it, then read again.
+    Settle,
+    /// Written (one seq, memtable and pending WAL); wait on the ticket if durable.
+    Written(Vec<bool>, Option<alloc::rc::Rc<super::wal::Ticket>>),
+}
+
 /// A row a write decided on (its seq and ts are assigned when it is applied).
 struct Planned {
     expire_at: Option<i64>,
@@ -141,10 +153,10 @@ impl Inner {
         let needs_read = ops.iter().any(WriteOp::needs_current);
         let (results, ticket) = loop {
             // Read what the ops depend on, at a fixed sequence number.
-            let (read_seq, manifest_version) = {
+            let (read_seq, manifest_version, rollbacks) = {
                 let st = self.state.borrow();
                 st.check_writable()?;
-                (st.last_seq, st.manifest_version)
+                (st.last_seq, st.manifest_version, st.wal.rollbacks)
             };
             let mut current: BTreeMap<Vec<u8>, Option<MemVersion>> = BTreeMap::new();
             if needs_read {
@@ -155,51 +167,26 @@ impl Inner {
                     }
                 }
             }
-            // From here to the end of the block nothing awaits: this is the write's instant.
-            let mut st = self.state.borrow_mut();
-            st.check_writable()?;
-            if needs_read {
-                let raced = st.manifest_version != manifest_version
-                    || current
-                        .keys()
-                        .any(|k| st.memtable_latest_seq(k).is_some_and(|s| s > read_seq));
-                if raced {
+            match self.apply_planned(
+                &ops,
+                &current,
+                read_seq,
+                manifest_version,
+                rollbacks,
+                &policy,
+                durable,
+            )? {
+                Step::Done(results) => return Ok(results),
+                Step::Retry => continue,
+                Step::Settle => {
+                    // The answer rests on a write that is not durable yet: let a commit in flight
+                    // finish (or fail) by passing the gate, commit what is pending, decide again.
+                    drop(self.commit_gate.lock().await);
+                    let _ = self.drain_wal().await;
                     continue;
                 }
+                Step::Written(results, ticket) => break (results, ticket),
             }
-            let now = self.clock.now();
-            let Some((results, planned)) = plan(&ops, &current, now, &policy) else {
-                return Ok(None);
-            };
-            if planned.is_empty() {
-                return Ok(Some(results));
-            }
-            let seq = st.last_seq + 1;
-            st.last_seq = seq;
-            let versions: Vec<(Vec<u8>, MemVersion)> = planned
-                .into_iter()
-                .map(|(key, p)| {
-                    let v = MemVersion {
-                        seq,
-                        ts: now,
-                        expire_at: p.expire_at,
-                        value: p.value,
-                    };
-                    (key, v)
-                })
-                .collect();
-            let rows: Vec<_> = versions.iter().map(|(k, v)| v.row(k)).collect();
-            let ticket = st.wal.append(&rows, seq, now, durable)?;
-            drop(rows);
-            let keep_points = st.snapshot_seqs();
-            let durable_seq = st.wal.durable_seq;
-            {
-                let mut active = st.active.borrow_mut();
-                for (key, v) in versions {
-                    active.insert(&key, v, &keep_points, durable_seq);
-                }
-            }
-            break (results, ticket);
         };
         if let Some(ticket) = ticket {
             self.wait_durable(&ticket).await?;
@@ -208,15 +195,101 @@ impl Inner {
         Ok(Some(results))
     }
 
-    /// Flush right away if the memtable grew past the stall limit (no maintenance ran).
+    /// The write's instant: re-check, plan and apply in one synchronous step (no await).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the read's snapshot travels as plain values"
+    )]
+    fn apply_planned(
+        &self,
+        ops: &[WriteOp],
+        current: &BTreeMap<Vec<u8>, Option<MemVersion>>,
+        read_seq: u64,
+        manifest_version: u64,
+        rollbacks: u64,
+        policy: &TtlPolicy,
+        durable: bool,
+    ) -> Result<Step> {
+        let mut st = self.state.borrow_mut();
+        st.check_writable()?;
+        let raced = st.manifest_version != manifest_version
+            || st.wal.rollbacks != rollbacks
+            || current
+                .keys()
+                .any(|k| st.memtable_latest_seq(k).is_some_and(|s| s > read_seq));
+        if raced {
+            return Ok(Step::Retry);
+        }
+        let now = self.clock.now();
+        let planning = plan(ops, current, now, policy);
+        if planning.as_ref().is_none_or(|(_, p)| p.is_empty()) {
+            // An answer that writes nothing (a failed condition, a no-op) must not rest on a
+            // write that may still be rolled back.
+            let unsettled = current
+                .values()
+                .flatten()
+                .any(|v| v.seq > st.wal.durable_seq);
+            return Ok(if unsettled {
+                Step::Settle
+            } else {
+                Step::Done(planning.map(|(results, _)| results))
+            });
+        }
+        let Some((results, planned)) = planning else {
+            return Ok(Step::Done(None));
+        };
+        let seq = st.last_seq + 1;
+        st.last_seq = seq;
+        let versions: Vec<(Vec<u8>, MemVersion)> = planned
+            .into_iter()
+            .map(|(key, p)| {
+                let v = MemVersion {
+                    seq,
+                    ts: now,
+                    expire_at: p.expire_at,
+                    value: p.value,
+                };
+                (key, v)
+            })
+            .collect();
+        let rows: Vec<_> = versions.iter().map(|(k, v)| v.row(k)).collect();
+        let ticket = st.wal.append(&rows, seq, now, durable)?;
+        drop(rows);
+        let keep_points = st.snapshot_seqs();
+        let durable_seq = st.wal.durable_seq;
+        let mut active = st.active.borrow_mut();
+        for (key, v) in versions {
+            active.insert(&key, v, &keep_points, durable_seq);
+        }
+        Ok(Step::Written(results, ticket))
+    }
+
+    /// Keep memory and read cost bounded when no maintenance runs: flush a memtable that grew
+    /// past the stall limit, and compact once L0 holds [`L0_STALL_FACTOR`] times its trigger.
     async fn relieve_memtable_pressure(&self) {
+        if self.manifest_lock.is_held() {
+            return;
+        }
         let over = self.state.borrow().active.borrow().bytes() >= self.options.memtable_stall_bytes;
-        if over && !self.manifest_lock.is_held() {
+        if over {
             // A failure here leaves the data in the memtable and WAL; the next write retries.
             let _ = self.flush().await;
         }
+        let l0 = self
+            .state
+            .borrow()
+            .version
+            .levels
+            .first()
+            .map_or(0, Vec::len);
+        if l0 >= self.options.l0_compaction_trigger.max(1) * L0_STALL_FACTOR {
+            let _ = self.compact(false).await;
+        }
     }
 }
+
+/// How many times the L0 compaction trigger L0 may reach before writes compact inline.
+const L0_STALL_FACTOR: usize = 3;
 
 /// Decide every op's outcome against the current rows (ops see the effects of earlier ops of the
 /// same call). `None` if a put condition failed.

@@ -1,0 +1,69 @@
+//! Manifest-changing commits through the commit gate.
+//!
+//! Flush, compaction, page reclamation and the clock seed all change the store the same way:
+//! inside the gate (so no WAL commit is in flight and the manifest version is current), build the
+//! commit from the state, send it, and on success apply its effect to the state *before* leaving
+//! the gate, so the next commit's precondition names the version this one installed.
+
+use super::state::{Inner, State};
+use crate::error::{Error, Result};
+use crate::store::Commit;
+
+impl Inner {
+    /// Build a commit with `make` (returning `None` means nothing to do), send it, and on success
+    /// run `apply` with what `make` returned — all inside the commit gate.
+    pub(crate) async fn commit_gated<T, R>(
+        &self,
+        make: impl FnOnce(&State) -> Result<Option<(Commit, T)>>,
+        apply: impl FnOnce(&mut State, T) -> R,
+    ) -> Result<Option<R>> {
+        let _gate = self.commit_gate.lock().await;
+        let prepared = {
+            let st = self.state.borrow();
+            st.check_open()?;
+            if let Some(e) = &st.fenced {
+                return Err(e.clone());
+            }
+            make(&st)?
+        };
+        let Some((commit, extra)) = prepared else {
+            return Ok(None);
+        };
+        let mut abandoned = AbandonedManifestCommit {
+            inner: self,
+            armed: commit.manifest.is_some(),
+        };
+        let result = self.store.commit(commit).await;
+        abandoned.armed = false;
+        let mut st = self.state.borrow_mut();
+        match result {
+            Ok(()) => Ok(Some(apply(&mut st, extra))),
+            Err(e) => {
+                st.note_failure(&e);
+                Err(e)
+            }
+        }
+    }
+}
+
+/// If a manifest commit's future is dropped before it finishes, nobody knows whether the store
+/// took it, so this handle can no longer name the current manifest version: it stops writing
+/// (reopening recovers whatever the store holds).
+struct AbandonedManifestCommit<'a> {
+    inner: &'a Inner,
+    armed: bool,
+}
+
+impl Drop for AbandonedManifestCommit<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            if let Ok(mut st) = self.inner.state.try_borrow_mut() {
+                if st.fenced.is_none() {
+                    st.fenced = Some(Error::storage(
+                        "a manifest commit was abandoned before it finished; reopen the database",
+                    ));
+                }
+            }
+        }
+    }
+}
