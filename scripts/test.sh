@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Every test of the project, from a fresh machine: installs what it needs (idempotently, skipping
+# what is already there), then runs formatting and lint checks, the no_std build, the native
+# tests (unit, behaviour, model-based, crash, format property tests) and the JS tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "toolchain"
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "cargo not found: install Rust with rustup first" >&2
+  exit 1
+fi
+rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
+rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
+for target in thumbv7em-none-eabihf wasm32-unknown-unknown; do
+  rustup target list --installed | grep -qx "$target" || rustup target add "$target"
+done
+if ! command -v node >/dev/null 2>&1; then
+  apt-get update && apt-get install -y nodejs
+fi
+cargo --version && node --version
+
+step "format"
+cargo fmt --all -- --check
+
+step "lint (clippy, warnings are errors)"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "the core builds with no std (thumbv7em-none-eabihf)"
+cargo build -p ttlkv --no-default-features --target thumbv7em-none-eabihf
+
+step "the web bindings build for wasm32"
+cargo build -p ttlkv-web --target wasm32-unknown-unknown
+
+step "fuzz targets compile (when a nightly toolchain is installed)"
+if rustup toolchain list | grep -q '^nightly'; then
+  cargo +nightly check --manifest-path fuzz/Cargo.toml --bins
+else
+  echo "no nightly toolchain: skipped (the decoders' property tests below still run)"
+fi
+
+step "rustdoc (warnings are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p ttlkv -p ttlkv-web
+
+step "native tests: unit, behaviour, model-based, crash points, format properties"
+mkdir -p target
+set +e
+cargo test --workspace -- --nocapture > target/native-tests.log 2>&1
+status=$?
+set -e
+grep -E '^(test |running|test result|model-based|crash test|group commit|compaction:)|panicked|FAILED' target/native-tests.log || true
+if [ "$status" -ne 0 ]; then
+  echo "native tests failed (exit $status); full log: target/native-tests.log" >&2
+  tail -n 60 target/native-tests.log >&2
+  exit "$status"
+fi
+
+step "JS tests (node --test)"
+node --test tests/js/
