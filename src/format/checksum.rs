@@ -39,12 +39,6 @@ pub fn unseal(bytes: &[u8]) -> Result<&[u8]> {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic
-)]
 mod tests {
     use super::*;
     use crate::error::ErrorKind;

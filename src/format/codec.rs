@@ -185,12 +185,6 @@ pub fn put_bytes_u64(out: &mut Vec<u8>, bytes: &[u8]) {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic
-)]
 mod tests {
     use super::*;
     use crate::error::ErrorKind;

@@ -254,12 +254,6 @@ pub fn decode_row(buf: &[u8], features: RowFeatures) -> Result<(RowRef<'_>, usiz
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic
-)]
 mod tests {
     use super::*;
     use crate::error::ErrorKind;

@@ -360,12 +360,6 @@ pub fn expiry_percentiles(sorted_expire_ats: &[i64]) -> Option<[i64; 5]> {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic
-)]
 mod tests {
     use super::*;
     use crate::error::ErrorKind;

@@ -89,12 +89,6 @@ fn decode_page(bytes: &[u8]) -> Result<Vec<Vec<Row>>> {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic
-)]
 mod tests {
     use super::*;
     use crate::error::ErrorKind;
