@@ -102,6 +102,8 @@ fn every_bit_flip_in_a_manifest_is_corruption() {
         flushed_seq: 12,
         wal_first: 4,
         next_sst_id: 6,
+        purged_until: 1_700_000_050_000,
+        next_namespace_id: 2,
         levels: vec![vec![5, 3], vec![1, 2]],
         namespaces: vec![NamespaceEntry {
             id: 1,
@@ -109,6 +111,7 @@ fn every_bit_flip_in_a_manifest_is_corruption() {
             default_ttl_ms: Some(3_600_000),
             max_ttl_ms: None,
         }],
+        dropped_namespaces: vec![7],
     };
     assert_every_bit_flip_is_corruption(&manifest.encode(), Manifest::decode);
 }

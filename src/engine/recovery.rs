@@ -38,6 +38,7 @@ impl Inner {
                     levels: alloc::vec![Vec::new()],
                     next_sst_id: 1,
                     wal_first: 1,
+                    next_namespace_id: 1,
                     ..Manifest::default()
                 },
                 0,

@@ -4,8 +4,9 @@
 //!
 //! ```text
 //! | "TKVM" | version u8 | reserved [u8; 3] | writer_epoch u64 | clock_seed i64 | flushed_seq u64 |
-//! | wal_first u64 | next_sst_id u64 | level_count u64 | levels... | namespace_count u64 |
-//! | namespaces... | crc32 u32 |
+//! | wal_first u64 | next_sst_id u64 | purged_until i64 | next_namespace_id u32 |
+//! | level_count u64 | levels... | namespace_count u64 | namespaces... |
+//! | dropped_count u64 | dropped namespace ids u32... | crc32 u32 |
 //! ```
 //!
 //! The field-by-field table is in `docs/format.md`. The page store keeps the encoded manifest
@@ -26,8 +27,8 @@ const HAS_DEFAULT_TTL: u8 = 0x01;
 const HAS_MAX_TTL: u8 = 0x02;
 const KNOWN_NAMESPACE_FLAGS: u8 = HAS_DEFAULT_TTL | HAS_MAX_TTL;
 
-/// magic, version, reserved and the five fixed u64/i64 fields.
-const FIXED_LEN: usize = 4 + 1 + 3 + 8 * 5;
+/// magic, version, reserved, the six fixed u64/i64 fields and next_namespace_id.
+const FIXED_LEN: usize = 4 + 1 + 3 + 8 * 6 + 4;
 /// The smallest encoded level: an empty one (its count).
 const MIN_LEVEL_LEN: usize = 8;
 /// The smallest encoded namespace: id, flags, the two TTLs and an empty name's length.
@@ -61,8 +62,15 @@ pub struct Manifest {
     pub next_sst_id: u64,
     /// `levels[0]` = L0, newest SST first; `levels[n > 0]` = a sorted run, SSTs in key order
     pub levels: Vec<Vec<u64>>,
+    /// Every expiry-index entry that expires before this time (ms) has been processed by the
+    /// purge and its effect is durable: the compaction filter may drop such expired rows.
+    pub purged_until: i64,
+    /// The id the next namespace created gets (ids are never reused).
+    pub next_namespace_id: u32,
     /// The namespaces, in the order they were created.
     pub namespaces: Vec<NamespaceEntry>,
+    /// Namespaces dropped whose rows may still be in SSTs (compaction removes them).
+    pub dropped_namespaces: Vec<u32>,
 }
 
 impl Manifest {
@@ -78,6 +86,8 @@ impl Manifest {
                 + 8
                 + self.namespaces.len() * MIN_NAMESPACE_LEN
                 + names
+                + 8
+                + self.dropped_namespaces.len() * 4
                 + CHECKSUM_LEN,
         );
         out.extend_from_slice(&MANIFEST_MAGIC);
@@ -88,6 +98,8 @@ impl Manifest {
         put_u64(&mut out, self.flushed_seq);
         put_u64(&mut out, self.wal_first);
         put_u64(&mut out, self.next_sst_id);
+        put_i64(&mut out, self.purged_until);
+        put_u32(&mut out, self.next_namespace_id);
         put_len_u64(&mut out, self.levels.len());
         for level in &self.levels {
             put_len_u64(&mut out, level.len());
@@ -109,6 +121,10 @@ impl Manifest {
             put_u64(&mut out, ns.default_ttl_ms.unwrap_or(0));
             put_u64(&mut out, ns.max_ttl_ms.unwrap_or(0));
             put_bytes_u64(&mut out, ns.name.as_bytes());
+        }
+        put_len_u64(&mut out, self.dropped_namespaces.len());
+        for id in &self.dropped_namespaces {
+            put_u32(&mut out, *id);
         }
         seal(&mut out);
         out
@@ -139,6 +155,8 @@ fn decode_manifest(bytes: &[u8]) -> Result<Manifest> {
     let flushed_seq = r.u64("flushed_seq")?;
     let wal_first = r.u64("wal_first")?;
     let next_sst_id = r.u64("next_sst_id")?;
+    let purged_until = r.i64("purged_until")?;
+    let next_namespace_id = r.u32("next_namespace_id")?;
     let level_count = r.u64("level count")?;
     let mut levels = Vec::with_capacity(r.capacity_for(level_count, MIN_LEVEL_LEN));
     for _ in 0..level_count {
@@ -169,15 +187,23 @@ fn decode_manifest(bytes: &[u8]) -> Result<Manifest> {
             max_ttl_ms,
         });
     }
-    r.finish("the namespaces")?;
+    let dropped_count = r.u64("dropped namespace count")?;
+    let mut dropped_namespaces = Vec::with_capacity(r.capacity_for(dropped_count, 4));
+    for _ in 0..dropped_count {
+        dropped_namespaces.push(r.u32("dropped namespace id")?);
+    }
+    r.finish("the dropped namespaces")?;
     Ok(Manifest {
         writer_epoch,
         clock_seed,
         flushed_seq,
         wal_first,
         next_sst_id,
+        purged_until,
+        next_namespace_id,
         levels,
         namespaces,
+        dropped_namespaces,
     })
 }
 
@@ -194,6 +220,8 @@ mod tests {
             flushed_seq: 977,
             wal_first: 12,
             next_sst_id: 9,
+            purged_until: 1_700_000_000_000,
+            next_namespace_id: 8,
             levels: vec![vec![8, 7], vec![], vec![1, 4, 2]],
             namespaces: vec![
                 NamespaceEntry {
@@ -209,6 +237,7 @@ mod tests {
                     max_ttl_ms: Some(86_400_000),
                 },
             ],
+            dropped_namespaces: vec![3, 5],
         }
     }
 
@@ -220,7 +249,7 @@ mod tests {
         }
         assert_eq!(
             Manifest::default().encode().len(),
-            FIXED_LEN + 8 + 8 + CHECKSUM_LEN
+            FIXED_LEN + 8 + 8 + 8 + CHECKSUM_LEN
         );
     }
 
@@ -250,8 +279,9 @@ mod tests {
 
     #[test]
     fn decode_rejects_names_that_are_not_utf8() {
+        let name = "sessions ✓".as_bytes();
         let message = rejected(|b| {
-            let at = b.len() - 1;
+            let at = b.windows(name.len()).position(|w| w == name).unwrap() + name.len() - 1;
             b[at] = 0xff;
         });
         assert!(message.contains("not UTF-8"), "{message}");
@@ -275,7 +305,7 @@ mod tests {
         .contains("truncated"));
         // A level count far beyond the input fails without allocating for it.
         assert!(
-            rejected(|b| b[48..56].copy_from_slice(&u64::MAX.to_le_bytes())).contains("truncated")
+            rejected(|b| b[60..68].copy_from_slice(&u64::MAX.to_le_bytes())).contains("truncated")
         );
     }
 }

@@ -162,12 +162,18 @@ pub fn manifest() -> impl Strategy<Value = Manifest> {
         ),
         prop::collection::vec(prop::collection::vec(any::<u64>(), 0..6), 0..5),
         prop::collection::vec(namespace(), 0..4),
+        (
+            any::<i64>(),
+            any::<u32>(),
+            prop::collection::vec(any::<u32>(), 0..4),
+        ),
     )
         .prop_map(
             |(
                 (writer_epoch, clock_seed, flushed_seq, wal_first, next_sst_id),
                 levels,
                 namespaces,
+                (purged_until, next_namespace_id, dropped_namespaces),
             )| {
                 Manifest {
                     writer_epoch,
@@ -175,8 +181,11 @@ pub fn manifest() -> impl Strategy<Value = Manifest> {
                     flushed_seq,
                     wal_first,
                     next_sst_id,
+                    purged_until,
+                    next_namespace_id,
                     levels,
                     namespaces,
+                    dropped_namespaces,
                 }
             },
         )
