@@ -23,8 +23,9 @@ pub mod store;
 pub use clock::SystemClock;
 pub use clock::{Clock, FakeClock, MonotonicClock};
 pub use engine::{
-    BatchOp, Db, DbOptions, Durability, Entry, ExpireCondition, LevelStats, Maintenance,
-    PutCondition, PutOptions, ScanOptions, SstStats, Stats, Ttl, WriteBatch,
+    BatchOp, Db, DbOptions, Durability, Entry, ExpireCondition, ExpireHook, ExpiredEntry,
+    GetExOptions, LevelStats, Maintenance, NamespaceOptions, PurgeReport, PutCondition, PutOptions,
+    Replacement, ScanOptions, Snapshot, SstStats, Stats, Ttl, WriteBatch,
 };
 pub use error::{Error, ErrorKind, Result};
 

@@ -5,13 +5,19 @@
 //! there are `l0_compaction_trigger` of them; a deeper level over its target size pushes its
 //! oldest SST down into the next level. `compact()` merges everything into the bottom level.
 //! The output, the new manifest and the deletion of unreferenced SST pages go in one commit.
+//!
+//! Expiry drives it too: an SST whose every row has expired and been purged is dropped whole,
+//! without reading it (the purge's tombstones and newer versions above shadow every key it
+//! holds); an SST whose expiry percentiles say at least `expiry_compaction_share` of it has
+//! expired, or that is older than `periodic_compaction_ms`, is compacted (Milvus, SlateDB).
 
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 
 use super::flush::{install_manifest, manifest_commit};
+use super::keys::{namespace_of, parse_expiry_index_key};
 use super::merge::MergeCursor;
-use super::retention::{compaction_fates, Fate, VersionInfo};
+use super::retention::{compaction_fates, ExpiryCutoff, Fate, VersionInfo};
 use super::sst_writer::{BuiltSst, SstWriter};
 use super::state::{Inner, State};
 use super::version::{SstHandle, Version};
@@ -28,6 +34,8 @@ pub(crate) struct Plan {
     output_level: usize,
     /// Nothing older than the inputs overlaps their key range below the output level.
     bottommost: bool,
+    /// The inputs are dropped whole, not read or rewritten.
+    drop_whole: bool,
 }
 
 fn key_range(ssts: &[Rc<SstHandle>]) -> Option<(Vec<u8>, Vec<u8>)> {
@@ -71,6 +79,7 @@ impl Inner {
                 inputs,
                 output_level,
                 bottommost: true,
+                drop_whole: false,
             });
         }
         let l0 = v.levels.first().cloned().unwrap_or_default();
@@ -88,7 +97,11 @@ impl Inner {
                 inputs: alloc::vec![(0, l0), (1, l1)],
                 output_level: 1,
                 bottommost: nothing_below(v, 1, &lo, &hi),
+                drop_whole: false,
             });
+        }
+        if let Some(plan) = self.plan_whole_drop(st) {
+            return Some(plan);
         }
         for level in 1..v.levels.len() {
             if v.level_bytes(level) <= self.level_target(level) {
@@ -117,6 +130,103 @@ impl Inner {
                 inputs: alloc::vec![(level, alloc::vec![pick]), (level + 1, next)],
                 output_level: level + 1,
                 bottommost: nothing_below(v, level + 1, &lo, &hi),
+                drop_whole: false,
+            });
+        }
+        self.plan_expiry_compaction(st)
+    }
+
+    /// An SST whose every row has expired, and been purged, before any pinned reader's time:
+    /// dropped whole.
+    fn plan_whole_drop(&self, st: &State) -> Option<Plan> {
+        let now = self.clock.now();
+        let purged_until = st.manifest.purged_until;
+        for (level, ssts) in st.version.levels.iter().enumerate() {
+            for sst in ssts {
+                let m = &sst.meta;
+                let Some(max) = m.max_expire_at else {
+                    continue;
+                };
+                let all_expired = m.ttl_row_count == m.row_count
+                    && max <= now
+                    && max < purged_until
+                    && !st.pinned_before(m.min_seq, max);
+                if all_expired {
+                    return Some(Plan {
+                        inputs: alloc::vec![(level, alloc::vec![sst.clone()])],
+                        output_level: level,
+                        bottommost: false,
+                        drop_whole: true,
+                    });
+                }
+            }
+        }
+        None
+    }
+
+    /// An SST that is largely expired (by its percentiles, counting only rows the purge has
+    /// handled) or older than the periodic interval: compacted with what overlaps it below, or in
+    /// place at the bottom.
+    fn plan_expiry_compaction(&self, st: &State) -> Option<Plan> {
+        let v = &st.version;
+        let now = self.clock.now();
+        let handled = now.min(st.manifest.purged_until.saturating_sub(1));
+        let due = |s: &SstHandle| {
+            // Rows a pinned reader can still see cannot go; compacting would change nothing.
+            if st.pinned_before(s.meta.min_seq, i64::MAX) {
+                return false;
+            }
+            s.meta.expired_share_at(handled) >= self.options.expiry_compaction_share
+                || self
+                    .options
+                    .periodic_compaction_ms
+                    .is_some_and(|p| now >= s.meta.creation_ts.saturating_add(p))
+        };
+        for (level, ssts) in v.levels.iter().enumerate() {
+            let Some(pick) = ssts.iter().find(|s| due(s)).cloned() else {
+                continue;
+            };
+            if level == 0 {
+                let l0 = ssts.clone();
+                let (lo, hi) = key_range(&l0)?;
+                let l1: Vec<_> = v
+                    .levels
+                    .get(1)
+                    .map(|l| l.iter().filter(|s| s.overlaps(&lo, &hi)).cloned().collect())
+                    .unwrap_or_default();
+                let mut all = l0.clone();
+                all.extend(l1.iter().cloned());
+                let (lo, hi) = key_range(&all)?;
+                return Some(Plan {
+                    inputs: alloc::vec![(0, l0), (1, l1)],
+                    output_level: 1,
+                    bottommost: nothing_below(v, 1, &lo, &hi),
+                    drop_whole: false,
+                });
+            }
+            let (lo, hi) = (pick.first_key().to_vec(), pick.last_key().to_vec());
+            if nothing_below(v, level, &lo, &hi) {
+                // Nothing beneath: rewrite it in place, dropping what expired.
+                return Some(Plan {
+                    inputs: alloc::vec![(level, alloc::vec![pick])],
+                    output_level: level,
+                    bottommost: true,
+                    drop_whole: false,
+                });
+            }
+            let next: Vec<_> = v
+                .levels
+                .get(level + 1)
+                .map(|l| l.iter().filter(|s| s.overlaps(&lo, &hi)).cloned().collect())
+                .unwrap_or_default();
+            let mut all = next.clone();
+            all.push(pick.clone());
+            let (lo, hi) = key_range(&all)?;
+            return Some(Plan {
+                inputs: alloc::vec![(level, alloc::vec![pick]), (level + 1, next)],
+                output_level: level + 1,
+                bottommost: nothing_below(v, level + 1, &lo, &hi),
+                drop_whole: false,
             });
         }
         None
@@ -145,20 +255,30 @@ impl Inner {
 
     /// Merge the plan's inputs through the TTL compaction filter and commit the result.
     pub(crate) async fn run_compaction(&self, plan: Plan) -> Result<()> {
-        let (snapshots, now, mut next_id, with_expiry) = {
+        if plan.drop_whole {
+            let next_id = self.state.borrow().manifest.next_sst_id;
+            return self.install_compaction(&plan, Vec::new(), next_id).await;
+        }
+        let (snapshots, cutoff, dropped, mut next_id, with_expiry) = {
             let st = self.state.borrow();
             let with_expiry = plan
                 .inputs
                 .iter()
                 .flat_map(|(_, l)| l.iter())
                 .any(|s| s.meta.ttl_row_count > 0);
+            let cutoff = ExpiryCutoff {
+                now: self.clock.now(),
+                purged_until: st.manifest.purged_until,
+            };
             (
                 st.snapshot_seqs(),
-                self.clock.now(),
+                cutoff,
+                st.manifest.dropped_namespaces.clone(),
                 st.manifest.next_sst_id,
                 with_expiry,
             )
         };
+        let now = cutoff.now;
         let mut runs = Vec::new();
         for (level, ssts) in &plan.inputs {
             if *level == 0 {
@@ -173,7 +293,9 @@ impl Inner {
         let mut writer: Option<SstWriter> = None;
         while let Some((key, versions)) = cursor.next_key(self).await? {
             let infos: Vec<VersionInfo> = versions.iter().map(|v| v.info()).collect();
-            let fates = compaction_fates(&infos, &snapshots, now, plan.bottommost);
+            let data_key = parse_expiry_index_key(&key).map_or(key.as_slice(), |(_, k)| k);
+            let doomed = namespace_of(data_key).is_some_and(|ns| dropped.contains(&ns));
+            let fates = compaction_fates(&infos, &snapshots, cutoff, plan.bottommost, doomed);
             for (v, fate) in versions.iter().zip(fates) {
                 let row = match fate {
                     Fate::Keep => v.row(&key),

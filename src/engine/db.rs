@@ -1,32 +1,36 @@
-//! [`Db`]: the public handle of an open database. Each method validates its input, turns it into
-//! internal keys and ops, and hands over to the write path, read path, scan, flush or compaction.
+//! [`Db`]: the public handle of an open database, scoped to one namespace. Each method validates
+//! its input, turns it into internal keys and ops, and hands over to the write path, read path,
+//! scan, purge, flush or compaction.
 
 use alloc::rc::Rc;
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::batch::{BatchOp, WriteBatch};
-use super::keys::{
-    internal_key, namespace_end, namespace_start, prefix_successor, user_key, validate_key,
-    validate_value, DEFAULT_NAMESPACE,
-};
+use super::keys::{internal_key, validate_key, validate_value, DEFAULT_NAMESPACE};
 use super::maintenance::Maintenance;
-use super::merge::MergeCursor;
 use super::options::{
-    DbOptions, Entry, ExpireCondition, PutCondition, PutOptions, ScanOptions, Ttl,
+    DbOptions, Entry, ExpireCondition, GetExOptions, NamespaceOptions, PutOptions, ScanOptions, Ttl,
 };
+use super::purge::{ExpireHook, PurgeReport};
 use super::read::is_live;
-use super::state::{Inner, ReadPin};
+use super::snapshot::Snapshot;
+use super::state::Inner;
 use super::stats::Stats;
-use super::write::{validate_expire_condition, validate_ttl, ExpireTarget, TtlPolicy, WriteOp};
+use super::write::{
+    validate_expire_condition, validate_ttl, ExpireTarget, Outcome, TtlPolicy, WriteOp,
+};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::store::PageStore;
 
-/// An open ttlkv database. Cheap to clone: clones share the same database, and any number of
-/// calls may be in flight on one database at once (on a single-threaded executor).
+/// An open ttlkv database, or one namespace of it (see [`Db::namespace`]). Cheap to clone:
+/// clones share the same database, and any number of calls may be in flight on one database at
+/// once (on a single-threaded executor).
 #[derive(Clone)]
 pub struct Db {
     inner: Rc<Inner>,
+    ns: u32,
 }
 
 impl Db {
@@ -45,27 +49,51 @@ impl Db {
         let inner = Inner::open(Rc::new(store), Rc::new(clock), options).await?;
         Ok(Db {
             inner: Rc::new(inner),
+            ns: DEFAULT_NAMESPACE,
         })
     }
 
-    fn policy(&self) -> TtlPolicy {
-        TtlPolicy {
-            default_ttl_ms: self.inner.options.default_ttl_ms,
-            max_ttl_ms: None,
-        }
+    /// A handle on namespace `name`: a separate keyspace with its own default and maximum TTL.
+    /// It is created if it does not exist; `options`, when given, replace its TTL rules.
+    pub async fn namespace(&self, name: &str, options: Option<NamespaceOptions>) -> Result<Db> {
+        let ns = self.inner.ensure_namespace(name, options).await?;
+        Ok(Db {
+            inner: self.inner.clone(),
+            ns,
+        })
     }
 
-    fn key(key: &[u8]) -> Result<Vec<u8>> {
+    /// Drop namespace `name` with every key in it (`false` if there is none). Handles on it fail
+    /// with `Closed` from then on; its space is reclaimed by compaction.
+    pub async fn drop_namespace(&self, name: &str) -> Result<bool> {
+        self.inner.drop_namespace(name).await
+    }
+
+    /// The namespaces that exist (the default one is not listed), with their TTL rules.
+    pub fn namespaces(&self) -> Vec<(String, NamespaceOptions)> {
+        self.inner.namespaces()
+    }
+
+    fn policy(&self) -> Result<TtlPolicy> {
+        let st = self.inner.state.borrow();
+        st.check_open()?;
+        st.policy_of(self.ns, self.inner.options.default_ttl_ms)
+    }
+
+    fn key(&self, key: &[u8]) -> Result<Vec<u8>> {
         validate_key(key)?;
-        Ok(internal_key(DEFAULT_NAMESPACE, key))
+        Ok(internal_key(self.ns, key))
     }
 
-    async fn write_one(&self, op: WriteOp) -> Result<bool> {
-        let results = self.inner.write_ops(alloc::vec![op], self.policy()).await?;
-        Ok(results.and_then(|r| r.first().copied()).unwrap_or(false))
+    async fn write_one(&self, op: WriteOp) -> Result<Outcome> {
+        let policy = self.policy()?;
+        let outcomes = self.inner.write_ops(alloc::vec![op], policy).await?;
+        Ok(outcomes
+            .and_then(|o| o.into_iter().next())
+            .unwrap_or_default())
     }
 
-    /// Store `value` under `key` with the database's default TTL (if any).
+    /// Store `value` under `key` with the default TTL (the namespace's, else the database's).
     pub async fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         self.put_with_options(key, value, PutOptions::default())
             .await
@@ -80,16 +108,18 @@ impl Db {
         value: &[u8],
         options: PutOptions,
     ) -> Result<bool> {
-        let key = Self::key(key)?;
+        let key = self.key(key)?;
         validate_value(value)?;
         validate_ttl(options.ttl)?;
-        self.write_one(WriteOp::Put {
-            key,
-            value: value.to_vec(),
-            ttl: options.ttl,
-            condition: options.condition,
-        })
-        .await
+        let outcome = self
+            .write_one(WriteOp::Put {
+                key,
+                value: value.to_vec(),
+                ttl: options.ttl,
+                condition: options.condition,
+            })
+            .await?;
+        Ok(outcome.applied)
     }
 
     /// The value of `key`, if it is present and not expired.
@@ -99,12 +129,9 @@ impl Db {
 
     /// The live entry of `key` with its expiry, if any.
     pub async fn get_entry(&self, key: &[u8]) -> Result<Option<Entry>> {
-        let ikey = Self::key(key)?;
-        let read_seq = {
-            let st = self.inner.state.borrow();
-            st.check_open()?;
-            st.last_seq
-        };
+        let ikey = self.key(key)?;
+        self.policy()?;
+        let read_seq = self.inner.state.borrow().last_seq;
         let found = self.inner.lookup(&ikey, read_seq).await?;
         let now = self.inner.clock.now();
         Ok(found.filter(|v| is_live(v, now)).and_then(|v| {
@@ -116,6 +143,15 @@ impl Db {
         }))
     }
 
+    /// The values of `keys`, in the same order (`None` where absent or expired).
+    pub async fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>> {
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            out.push(self.get(k).await?);
+        }
+        Ok(out)
+    }
+
     /// Whether `key` is present and not expired.
     pub async fn has(&self, key: &[u8]) -> Result<bool> {
         Ok(self.get_entry(key).await?.is_some())
@@ -123,8 +159,8 @@ impl Db {
 
     /// Remove `key`. Returns whether a live key was removed.
     pub async fn delete(&self, key: &[u8]) -> Result<bool> {
-        let key = Self::key(key)?;
-        self.write_one(WriteOp::Delete { key }).await
+        let key = self.key(key)?;
+        Ok(self.write_one(WriteOp::Delete { key }).await?.applied)
     }
 
     /// Remaining time to live of `key` in ms: `-1` if it has no expiry, `-2` if it is absent or
@@ -163,25 +199,41 @@ impl Db {
         at_ms: i64,
         condition: ExpireCondition,
     ) -> Result<bool> {
-        let key = Self::key(key)?;
+        let key = self.key(key)?;
         validate_expire_condition(condition)?;
-        self.write_one(WriteOp::Expire {
+        let op = WriteOp::Expire {
             key,
             target: ExpireTarget::At(at_ms),
             condition,
-        })
-        .await
+        };
+        Ok(self.write_one(op).await?.applied)
     }
 
     /// Remove the expiry of `key`. `true` if it had one.
     pub async fn persist(&self, key: &[u8]) -> Result<bool> {
-        let key = Self::key(key)?;
-        self.write_one(WriteOp::Expire {
+        let key = self.key(key)?;
+        let op = WriteOp::Expire {
             key,
             target: ExpireTarget::Persist,
             condition: ExpireCondition::default(),
-        })
-        .await
+        };
+        Ok(self.write_one(op).await?.applied)
+    }
+
+    /// Read `key` and change its expiry in the same step (Redis `GETEX`): sliding sessions.
+    /// Returns the value, or `None` if the key is absent or expired (then nothing changes).
+    pub async fn get_ex(&self, key: &[u8], options: GetExOptions) -> Result<Option<Vec<u8>>> {
+        let key = self.key(key)?;
+        let target = match options {
+            GetExOptions::ExpireAfter(ms) => {
+                validate_ttl(Ttl::ExpireAfter(ms))?;
+                let now = self.inner.clock.now();
+                ExpireTarget::At(now.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX)))
+            }
+            GetExOptions::ExpireAt(at) => ExpireTarget::At(at),
+            GetExOptions::Persist => ExpireTarget::Persist,
+        };
+        Ok(self.write_one(WriteOp::GetEx { key, target }).await?.value)
     }
 
     /// Apply every operation of `batch` atomically. Returns `false` (and writes nothing) if a
@@ -198,114 +250,48 @@ impl Db {
                     validate_value(&value)?;
                     validate_ttl(options.ttl)?;
                     WriteOp::Put {
-                        key: Self::key(&key)?,
+                        key: self.key(&key)?,
                         value,
                         ttl: options.ttl,
                         condition: options.condition,
                     }
                 }
                 BatchOp::Delete { key } => WriteOp::Delete {
-                    key: Self::key(&key)?,
+                    key: self.key(&key)?,
                 },
             });
         }
+        let policy = self.policy()?;
         if ops.is_empty() {
             self.inner.state.borrow().check_writable()?;
             return Ok(true);
         }
-        Ok(self.inner.write_ops(ops, self.policy()).await?.is_some())
+        Ok(self.inner.write_ops(ops, policy).await?.is_some())
     }
 
     /// Live entries in key order (or reverse), as [`ScanOptions`] selects.
     pub async fn scan(&self, options: &ScanOptions) -> Result<Vec<Entry>> {
-        let ns = DEFAULT_NAMESPACE;
-        let mut lower = namespace_start(ns);
-        let mut upper = namespace_end(ns);
-        let mut narrow_lower = |k: Vec<u8>| {
-            if k > lower {
-                lower = k;
-            }
-        };
-        if let Some(p) = &options.prefix {
-            narrow_lower(internal_key(ns, p));
-        }
-        if let Some(s) = &options.start {
-            narrow_lower(internal_key(ns, s));
-        }
-        let mut narrow_upper = |k: Option<Vec<u8>>| {
-            if let Some(k) = k {
-                if upper.as_ref().is_none_or(|u| k < *u) {
-                    upper = Some(k);
-                }
-            }
-        };
-        if let Some(p) = &options.prefix {
-            narrow_upper(prefix_successor(&internal_key(ns, p)));
-        }
-        if let Some(e) = &options.end {
-            narrow_upper(Some(internal_key(ns, e)));
-        }
-        let limit = options.limit.unwrap_or(usize::MAX);
-        if limit == 0 || upper.as_ref().is_some_and(|u| *u <= lower) {
-            self.inner.state.borrow().check_open()?;
-            return Ok(Vec::new());
-        }
-        let (read_seq, memtables, version, _pin) = {
-            let mut st = self.inner.state.borrow_mut();
-            st.check_open()?;
-            // Pinned: overwrites during the scan must not prune the versions it is to see.
-            let seq = st.last_seq;
-            let pin = ReadPin::new(&self.inner, &mut st, seq);
-            (seq, st.memtables_newest_first(), st.version.clone(), pin)
-        };
+        self.policy()?;
+        let read_seq = self.inner.state.borrow().last_seq;
         let now = self.inner.clock.now();
-        let runs = version.levels.iter().enumerate().flat_map(|(level, ssts)| {
-            if level == 0 {
-                ssts.iter()
-                    .map(|s| alloc::vec![s.clone()])
-                    .collect::<Vec<_>>()
-            } else {
-                alloc::vec![ssts.clone()]
-            }
-        });
-        let mut cursor = MergeCursor::open(
-            &self.inner,
-            memtables,
-            runs.filter(|r| !r.is_empty()).collect(),
-            &lower,
-            upper.as_deref(),
-            options.reverse,
-            read_seq,
-        )
-        .await?;
-        let mut out = Vec::new();
-        while let Some((key, versions)) = cursor.next_key(&self.inner).await? {
-            let outside = if options.reverse {
-                key < lower
-            } else {
-                upper.as_ref().is_some_and(|u| key >= *u)
-            };
-            if outside {
-                break;
-            }
-            let Some(v) = versions.into_iter().find(|v| v.seq <= read_seq) else {
-                continue;
-            };
-            if !is_live(&v, now) {
-                continue;
-            }
-            if let Some(value) = v.value {
-                out.push(Entry {
-                    key: user_key(&key).to_vec(),
-                    value,
-                    expire_at: v.expire_at,
-                });
-                if out.len() >= limit {
-                    break;
-                }
-            }
-        }
-        Ok(out)
+        self.inner.scan_at(self.ns, options, read_seq, now).await
+    }
+
+    /// A consistent view of this namespace now, expiry evaluated at this moment.
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        Snapshot::take(self.inner.clone(), self.ns)
+    }
+
+    /// Remove up to `limit` due keys through the expiry index (oldest expiry first), in one
+    /// atomic write; returns what was removed (with each key's last value) and rewritten.
+    pub async fn purge_expired(&self, limit: usize) -> Result<PurgeReport> {
+        self.inner.purge_expired(limit).await
+    }
+
+    /// Set (or clear) the function called for each key about to be removed because it expired;
+    /// a returned [`Replacement`](super::options::Replacement) rewrites the key instead.
+    pub fn set_expire_hook(&self, hook: Option<ExpireHook>) {
+        *self.inner.expire_hook.borrow_mut() = hook;
     }
 
     /// Write every memtable to an L0 SST now (and commit pending WAL records first).
@@ -315,15 +301,15 @@ impl Db {
     }
 
     /// Merge every SST into the bottom level now, running the TTL compaction filter over all of
-    /// them: expired rows and tombstones disappear from storage.
+    /// them: expired rows the purge has handled, tombstones and dropped namespaces disappear.
     pub async fn compact(&self) -> Result<()> {
         self.inner.flush().await?;
         self.inner.compact(true).await?;
         self.inner.reclaim_obsolete().await.map(|_| ())
     }
 
-    /// Do the background work that is due (commit relaxed writes, flush, compact, delete unused
-    /// pages) and say when to call again. See [`Maintenance`].
+    /// Do the background work that is due (commit relaxed writes, flush, purge a slice, compact,
+    /// delete unused pages) and say when to call again. See [`Maintenance`].
     pub async fn maintenance_step(&self) -> Result<Maintenance> {
         self.inner.maintenance_step().await
     }
@@ -381,18 +367,29 @@ fn validate_options(o: &DbOptions) -> Result<()> {
     if o.memtable_max_age_ms < 0 || o.relaxed_commit_interval_ms < 0 {
         return fail("intervals must not be negative");
     }
+    if o.purge_slice_keys == 0 {
+        return fail("purge_slice_keys must be at least 1");
+    }
+    if !(o.expiry_compaction_share > 0.0 && o.expiry_compaction_share <= 1.0) {
+        return fail("expiry_compaction_share must be in (0, 1]");
+    }
+    if o.periodic_compaction_ms.is_some_and(|ms| ms <= 0) {
+        return fail("periodic_compaction_ms must be positive");
+    }
     Ok(())
 }
 
 impl core::fmt::Debug for Db {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Db").finish_non_exhaustive()
+        f.debug_struct("Db")
+            .field("namespace", &self.ns)
+            .finish_non_exhaustive()
     }
 }
 
 /// Keeps a put option's condition reachable for callers that build `PutOptions` by hand.
-impl From<PutCondition> for PutOptions {
-    fn from(condition: PutCondition) -> Self {
+impl From<super::options::PutCondition> for PutOptions {
+    fn from(condition: super::options::PutCondition) -> Self {
         PutOptions {
             condition,
             ..PutOptions::default()

@@ -3,6 +3,10 @@
 //! Every stored row's key is `namespace id (u32, big-endian) ‖ user key`, so each namespace is a
 //! contiguous, separately scannable range and the default namespace is id 0. The byte order of
 //! internal keys is therefore the byte order of user keys within a namespace.
+//!
+//! The last namespace id, `u32::MAX`, is the **expiry index**: one row per write that gave a key an
+//! expiry, keyed `FFFFFFFF ‖ expire_at (sortable u64, big-endian) ‖ namespace ‖ user key`, so the
+//! index is ordered by expiry time and a purge walks it from the oldest entry.
 
 use alloc::vec::Vec;
 
@@ -14,6 +18,52 @@ pub(crate) const NAMESPACE_PREFIX_LEN: usize = 4;
 
 /// The id of the default namespace.
 pub(crate) const DEFAULT_NAMESPACE: u32 = 0;
+
+/// The namespace id reserved for the expiry index.
+pub(crate) const EXPIRY_INDEX_NS: u32 = u32::MAX;
+
+/// An `i64` time as a `u64` whose big-endian bytes sort like the time.
+fn sortable(t: i64) -> u64 {
+    (t as u64) ^ (1 << 63)
+}
+
+fn unsortable(u: u64) -> i64 {
+    (u ^ (1 << 63)) as i64
+}
+
+/// The expiry-index key of internal data key `data_key` expiring at `expire_at`.
+pub(crate) fn expiry_index_key(expire_at: i64, data_key: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(NAMESPACE_PREFIX_LEN + 8 + data_key.len());
+    out.extend_from_slice(&EXPIRY_INDEX_NS.to_be_bytes());
+    out.extend_from_slice(&sortable(expire_at).to_be_bytes());
+    out.extend_from_slice(data_key);
+    out
+}
+
+/// The first expiry-index key of entries expiring at or after `t`.
+pub(crate) fn expiry_index_from(t: i64) -> Vec<u8> {
+    let mut out = EXPIRY_INDEX_NS.to_be_bytes().to_vec();
+    out.extend_from_slice(&sortable(t).to_be_bytes());
+    out
+}
+
+/// `(expire_at, internal data key)` of an expiry-index key, if it is one.
+pub(crate) fn parse_expiry_index_key(key: &[u8]) -> Option<(i64, &[u8])> {
+    let (ns, rest) = key.split_first_chunk::<4>()?;
+    if u32::from_be_bytes(*ns) != EXPIRY_INDEX_NS {
+        return None;
+    }
+    let (at, data_key) = rest.split_first_chunk::<8>()?;
+    if data_key.len() < NAMESPACE_PREFIX_LEN {
+        return None;
+    }
+    Some((unsortable(u64::from_be_bytes(*at)), data_key))
+}
+
+/// The namespace id of an internal key.
+pub(crate) fn namespace_of(internal: &[u8]) -> Option<u32> {
+    internal.first_chunk::<4>().map(|b| u32::from_be_bytes(*b))
+}
 
 /// Check a user key against the limits of `API.md`.
 pub(crate) fn validate_key(key: &[u8]) -> Result<()> {
@@ -88,6 +138,23 @@ mod tests {
         assert!(a < b && b < other);
         assert!(namespace_start(1) <= a && other >= namespace_end(1).unwrap());
         assert_eq!(user_key(&b), b"b");
+    }
+
+    #[test]
+    fn expiry_index_keys_sort_by_time_even_across_zero_and_parse_back() {
+        let data = internal_key(3, b"k");
+        let times = [i64::MIN, -5, -1, 0, 1, 1_700_000_000_000, i64::MAX];
+        let keys: Vec<_> = times.iter().map(|t| expiry_index_key(*t, &data)).collect();
+        assert!(keys.windows(2).all(|w| w[0] < w[1]));
+        for (t, k) in times.iter().zip(&keys) {
+            assert_eq!(parse_expiry_index_key(k), Some((*t, data.as_slice())));
+            assert!(*k >= expiry_index_from(*t));
+            assert!(
+                namespace_end(3).unwrap() < *k,
+                "the index sorts after every namespace"
+            );
+        }
+        assert_eq!(parse_expiry_index_key(&data), None);
     }
 
     #[test]

@@ -1,18 +1,24 @@
-//! The maintenance step: one call that does a bounded amount of due background work and says
+//! The maintenance step: one call that does a bounded slice of due background work and says
 //! when it is next needed, so a host (a JS timer, a tokio task, a test) can drive the engine
-//! without the engine owning a thread or a timer.
+//! without the engine owning a thread or a timer (RethinkDB's expiry loop: sleep until the next
+//! expiry, woken early by a write with an earlier one).
 
+use alloc::vec::Vec;
+
+use super::purge::PurgeReport;
 use super::state::Inner;
 use crate::error::Result;
 
 /// What one [`maintenance_step`](super::Db::maintenance_step) did and when to call again.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Maintenance {
     /// Pending relaxed writes were committed to the WAL.
     pub committed_wal: bool,
     /// A memtable was flushed.
     pub flushed: bool,
-    /// Number of compactions run.
+    /// What the purge slice did (its `expired` entries are the expire events to deliver).
+    pub purge: PurgeReport,
+    /// Number of compactions run (at most one per step).
     pub compactions: usize,
     /// Number of pages of unused SSTs deleted.
     pub pages_reclaimed: usize,
@@ -21,11 +27,22 @@ pub struct Maintenance {
     pub next_wakeup_ms: Option<i64>,
 }
 
+impl Maintenance {
+    /// Whether the step found nothing to do.
+    pub fn is_idle(&self) -> bool {
+        !self.committed_wal
+            && !self.flushed
+            && self.purge == PurgeReport::default()
+            && self.compactions == 0
+            && self.pages_reclaimed == 0
+    }
+}
+
 impl Inner {
     pub(crate) async fn maintenance_step(&self) -> Result<Maintenance> {
         let mut report = Maintenance::default();
         let now = self.clock.now();
-        let (wal_due, flush_due) = {
+        let (wal_due, flush_due, purge_due) = {
             let st = self.state.borrow();
             st.check_writable()?;
             let wal_due = st
@@ -38,11 +55,15 @@ impl Inner {
                 || active
                     .first_write_ts()
                     .is_some_and(|t| now >= t.saturating_add(self.options.memtable_max_age_ms));
-            (wal_due, flush_due)
+            let purge_due = !st.next_expiry_known || st.next_expiry.is_some_and(|t| t <= now);
+            (wal_due, flush_due, purge_due)
         };
         if wal_due {
             self.drain_wal().await?;
             report.committed_wal = true;
+        }
+        if purge_due {
+            report.purge = self.purge_expired(self.options.purge_slice_keys).await?;
         }
         if flush_due {
             self.flush().await?;
@@ -70,29 +91,29 @@ impl Inner {
         let st = self.state.borrow();
         let now = self.clock.now();
         let active = st.active.borrow();
-        let mut next: Option<i64> = None;
-        let mut consider = |t: Option<i64>| {
-            if let Some(t) = t {
-                next = Some(next.map_or(t, |n| n.min(t)));
-            }
-        };
-        consider(
+        let mut candidates: Vec<i64> = Vec::new();
+        candidates.extend(
             st.wal
                 .pending_since()
                 .map(|t| t.saturating_add(self.options.relaxed_commit_interval_ms)),
         );
-        consider(
+        candidates.extend(
             active
                 .first_write_ts()
                 .map(|t| t.saturating_add(self.options.memtable_max_age_ms)),
         );
+        if st.next_expiry_known {
+            candidates.extend(st.next_expiry);
+        } else {
+            candidates.push(now);
+        }
         if !st.frozen.is_empty()
             || active.bytes() >= self.options.memtable_flush_bytes
             || self.plan_compaction(&st, false).is_some()
             || !self.reclaimable(&st).is_empty()
         {
-            consider(Some(now));
+            candidates.push(now);
         }
-        next.map(|t| t.max(now))
+        candidates.into_iter().min().map(|t| t.max(now))
     }
 }

@@ -6,8 +6,9 @@
 //! [`Clock`](crate::clock::Clock); it knows bytes only through [`format`](crate::format).
 //! [`Db`] is the public handle; everything else here is the machinery behind it, one job per
 //! file: `write` (ops → rows), `wal` (group commit), `read` (point lookups), `merge` (ordered
-//! iteration), `flush`, `compaction`, `retention` (which versions survive), `recovery` (open),
-//! `maintenance` (the step and the next wake-up).
+//! iteration), `scan` (range reads), `flush`, `compaction`, `retention` (which versions survive),
+//! `purge` (the expiry index walk), `namespace`, `snapshot`, `recovery` (open), `maintenance`
+//! (the step and the next wake-up), `commit` (manifest changes through the commit gate).
 
 mod batch;
 mod commit;
@@ -18,12 +19,16 @@ mod keys;
 mod maintenance;
 mod memtable;
 mod merge;
+mod namespace;
 mod notify;
 mod options;
 mod page_cache;
+mod purge;
 mod read;
 mod recovery;
 mod retention;
+mod scan;
+mod snapshot;
 mod sst_writer;
 mod state;
 mod stats;
@@ -35,6 +40,9 @@ pub use batch::{BatchOp, WriteBatch};
 pub use db::Db;
 pub use maintenance::Maintenance;
 pub use options::{
-    DbOptions, Durability, Entry, ExpireCondition, PutCondition, PutOptions, ScanOptions, Ttl,
+    DbOptions, Durability, Entry, ExpireCondition, ExpiredEntry, GetExOptions, NamespaceOptions,
+    PutCondition, PutOptions, Replacement, ScanOptions, Ttl,
 };
+pub use purge::{ExpireHook, PurgeReport};
+pub use snapshot::Snapshot;
 pub use stats::{LevelStats, SstStats, Stats};

@@ -44,6 +44,15 @@ pub struct DbOptions {
     pub level_size_multiplier: u64,
     /// Bytes of decoded data pages kept in the page cache.
     pub page_cache_bytes: usize,
+    /// At most this many expiry-index entries are handled by one purge slice of the maintenance
+    /// step (each slice is one atomic write).
+    pub purge_slice_keys: usize,
+    /// An SST is compacted once at least this share of its rows is estimated expired from its
+    /// expiry percentiles (0.0..=1.0; Milvus's trigger).
+    pub expiry_compaction_share: f64,
+    /// An SST older than this is compacted (SlateDB's periodic compaction), so expired rows and
+    /// tombstones in levels nothing else touches still go. `None` = never.
+    pub periodic_compaction_ms: Option<i64>,
 }
 
 impl Default for DbOptions {
@@ -61,6 +70,9 @@ impl Default for DbOptions {
             level1_target_bytes: 16 * 1024 * 1024,
             level_size_multiplier: 10,
             page_cache_bytes: 8 * 1024 * 1024,
+            purge_slice_keys: 1_000,
+            expiry_compaction_share: 0.5,
+            periodic_compaction_ms: Some(24 * 60 * 60 * 1000),
         }
     }
 }
@@ -125,6 +137,48 @@ pub struct ExpireCondition {
     pub gt: bool,
     /// Only if the new expiry is earlier than the current one.
     pub lt: bool,
+}
+
+/// A namespace's TTL rules (see [`Db::namespace`](super::Db::namespace)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NamespaceOptions {
+    /// TTL in ms for puts in the namespace that give none; `None` = no expiry.
+    pub default_ttl_ms: Option<u64>,
+    /// Longer or missing TTLs are clamped to this many ms; `None` = no limit.
+    pub max_ttl_ms: Option<u64>,
+}
+
+/// What [`get_ex`](super::Db::get_ex) does to the key's expiry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GetExOptions {
+    /// Expire this many ms from now (> 0).
+    ExpireAfter(u64),
+    /// Expire at this time (ms since the Unix epoch; not in the future removes the key).
+    ExpireAt(i64),
+    /// Remove the expiry.
+    Persist,
+}
+
+/// A key the purge removed because it expired (one per expired key).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExpiredEntry {
+    /// The namespace's name (`""` for the default namespace).
+    pub namespace: alloc::string::String,
+    /// The key.
+    pub key: Vec<u8>,
+    /// Its last value.
+    pub value: Vec<u8>,
+    /// When it expired.
+    pub expire_at: i64,
+}
+
+/// What an expire hook may return instead of letting the key go: a new value and expiry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replacement {
+    /// The value the key is rewritten with.
+    pub value: Vec<u8>,
+    /// Its expiry (must not be due already; `Ttl::Default` uses the namespace default).
+    pub ttl: Ttl,
 }
 
 /// A live key as a read returns it.

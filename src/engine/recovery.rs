@@ -149,6 +149,8 @@ impl Inner {
             cache: PageCache::new(options.page_cache_bytes),
             obsolete: Vec::new(),
             snapshots: BTreeMap::new(),
+            next_expiry: None,
+            next_expiry_known: false,
         };
         Ok(Inner {
             store,
@@ -156,6 +158,8 @@ impl Inner {
             options,
             state: RefCell::new(state),
             manifest_lock: AsyncLock::default(),
+            purge_lock: AsyncLock::default(),
+            expire_hook: RefCell::new(None),
             commit_gate: AsyncLock::default(),
         })
     }

@@ -42,17 +42,45 @@ pub(crate) fn needed_by(versions: &[VersionInfo], points: &[u64]) -> Vec<bool> {
     needed
 }
 
+/// When the compaction filter may treat a row as expired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ExpiryCutoff {
+    /// The time expiry is evaluated at.
+    pub now: i64,
+    /// Only rows expiring before this were handled by the purge (their events fired); later
+    /// expired rows are left for the purge, so no key expires without its event.
+    pub purged_until: i64,
+}
+
+impl ExpiryCutoff {
+    /// Whether a row expiring at `at` may be dropped as expired.
+    pub(crate) fn drops(&self, at: i64) -> bool {
+        self.now >= at && at < self.purged_until
+    }
+
+    /// A cutoff under which every expired row counts (for tests of the bare rules).
+    #[cfg(test)]
+    pub(crate) fn at(now: i64) -> Self {
+        ExpiryCutoff {
+            now,
+            purged_until: i64::MAX,
+        }
+    }
+}
+
 /// The compaction filter for the versions of one key (newest first).
 ///
 /// - `snapshots`: the sequence numbers of live snapshots;
-/// - `now`: the time expiry is evaluated at;
+/// - `cutoff`: which expired rows may go (see [`ExpiryCutoff`]);
 /// - `bottommost`: nothing older than these versions exists below the output (so a tombstone, or
-///   an expired row, can vanish without an older version resurfacing).
+///   an expired row, can vanish without an older version resurfacing);
+/// - `doomed`: the key's namespace was dropped, so no version is current any more.
 pub(crate) fn compaction_fates(
     versions: &[VersionInfo],
     snapshots: &[u64],
-    now: i64,
+    cutoff: ExpiryCutoff,
     bottommost: bool,
+    doomed: bool,
 ) -> Vec<Fate> {
     let by_snapshot = needed_by(versions, snapshots);
     let mut fates = Vec::with_capacity(versions.len());
@@ -60,7 +88,7 @@ pub(crate) fn compaction_fates(
         let snap = by_snapshot.get(i).copied().unwrap_or(false);
         let fate = if snap {
             Fate::Keep
-        } else if i > 0 {
+        } else if i > 0 || doomed {
             Fate::Drop
         } else if v.tombstone {
             if bottommost {
@@ -68,7 +96,7 @@ pub(crate) fn compaction_fates(
             } else {
                 Fate::Keep
             }
-        } else if v.expire_at.is_some_and(|at| now >= at) {
+        } else if v.expire_at.is_some_and(|at| cutoff.drops(at)) {
             if bottommost {
                 Fate::Drop
             } else {
@@ -106,7 +134,7 @@ mod tests {
     fn only_the_newest_version_survives_without_snapshots() {
         let vs = [v(9, false, None), v(5, false, None), v(2, false, None)];
         assert_eq!(
-            compaction_fates(&vs, &[], 0, false),
+            compaction_fates(&vs, &[], ExpiryCutoff::at(0), false, false),
             [Fate::Keep, Fate::Drop, Fate::Drop]
         );
     }
@@ -114,21 +142,65 @@ mod tests {
     #[test]
     fn expired_row_becomes_a_tombstone_above_the_bottom_and_vanishes_at_the_bottom() {
         let vs = [v(9, false, Some(100))];
-        assert_eq!(compaction_fates(&vs, &[], 100, false), [Fate::Tombstone]);
-        assert_eq!(compaction_fates(&vs, &[], 100, true), [Fate::Drop]);
-        assert_eq!(compaction_fates(&vs, &[], 99, true), [Fate::Keep]);
+        assert_eq!(
+            compaction_fates(&vs, &[], ExpiryCutoff::at(100), false, false),
+            [Fate::Tombstone]
+        );
+        assert_eq!(
+            compaction_fates(&vs, &[], ExpiryCutoff::at(100), true, false),
+            [Fate::Drop]
+        );
+        assert_eq!(
+            compaction_fates(&vs, &[], ExpiryCutoff::at(99), true, false),
+            [Fate::Keep]
+        );
     }
 
     #[test]
     fn tombstones_are_dropped_only_at_the_bottom() {
         let vs = [v(9, true, None), v(3, false, None)];
         assert_eq!(
-            compaction_fates(&vs, &[], 0, false),
+            compaction_fates(&vs, &[], ExpiryCutoff::at(0), false, false),
             [Fate::Keep, Fate::Drop]
         );
         assert_eq!(
-            compaction_fates(&vs, &[], 0, true),
+            compaction_fates(&vs, &[], ExpiryCutoff::at(0), true, false),
             [Fate::Drop, Fate::Drop]
+        );
+    }
+
+    #[test]
+    fn expired_rows_the_purge_has_not_handled_yet_stay() {
+        let vs = [v(9, false, Some(100))];
+        let cutoff = ExpiryCutoff {
+            now: 200,
+            purged_until: 100,
+        };
+        assert_eq!(
+            compaction_fates(&vs, &[], cutoff, true, false),
+            [Fate::Keep]
+        );
+        let cutoff = ExpiryCutoff {
+            now: 200,
+            purged_until: 101,
+        };
+        assert_eq!(
+            compaction_fates(&vs, &[], cutoff, true, false),
+            [Fate::Drop]
+        );
+    }
+
+    #[test]
+    fn every_version_of_a_dropped_namespace_goes_unless_a_snapshot_needs_it() {
+        let vs = [v(9, false, None), v(5, false, None)];
+        let cut = ExpiryCutoff::at(0);
+        assert_eq!(
+            compaction_fates(&vs, &[], cut, false, true),
+            [Fate::Drop, Fate::Drop]
+        );
+        assert_eq!(
+            compaction_fates(&vs, &[6], cut, false, true),
+            [Fate::Tombstone, Fate::Keep]
         );
     }
 
@@ -136,7 +208,7 @@ mod tests {
     fn a_snapshot_keeps_the_version_it_sees() {
         let vs = [v(9, false, None), v(5, false, None), v(2, false, None)];
         assert_eq!(
-            compaction_fates(&vs, &[6], 0, true),
+            compaction_fates(&vs, &[6], ExpiryCutoff::at(0), true, false),
             [Fate::Keep, Fate::Keep, Fate::Drop]
         );
     }
@@ -146,7 +218,7 @@ mod tests {
         // Newest is a tombstone at the bottom, but a snapshot at seq 6 still needs seq 5.
         let vs = [v(9, true, None), v(5, false, None)];
         assert_eq!(
-            compaction_fates(&vs, &[6], 0, true),
+            compaction_fates(&vs, &[6], ExpiryCutoff::at(0), true, false),
             [Fate::Tombstone, Fate::Keep]
         );
     }

@@ -49,8 +49,13 @@ pub(crate) struct State {
     pub cache: PageCache,
     /// SSTs replaced by compaction whose pages are deleted once nobody holds them.
     pub obsolete: Vec<Rc<SstHandle>>,
-    /// Live snapshots: seq → how many.
-    pub snapshots: BTreeMap<u64, usize>,
+    /// Pinned read points (snapshots and running scans): (seq, time) → how many.
+    pub snapshots: BTreeMap<(u64, i64), usize>,
+    /// The earliest expiry that may be due (`None`: none known); lowered by writes with an
+    /// earlier expiry, recomputed by the purge.
+    pub next_expiry: Option<i64>,
+    /// Whether `next_expiry` is known (it is not right after open, until a purge looked).
+    pub next_expiry_known: bool,
 }
 
 impl State {
@@ -76,24 +81,41 @@ impl State {
     }
 
     /// Keep every version visible at `seq` (in memtables and through compaction) until
-    /// [`State::unpin`]; scans and snapshots pin their read point.
-    pub(crate) fn pin(&mut self, seq: u64) {
-        *self.snapshots.entry(seq).or_insert(0) += 1;
+    /// [`State::unpin`]; scans and snapshots pin their read point and the time they read at.
+    pub(crate) fn pin(&mut self, seq: u64, time: i64) {
+        *self.snapshots.entry((seq, time)).or_insert(0) += 1;
     }
 
-    /// Release one [`State::pin`] of `seq`.
-    pub(crate) fn unpin(&mut self, seq: u64) {
-        if let Some(n) = self.snapshots.get_mut(&seq) {
+    /// Release one [`State::pin`] of `(seq, time)`.
+    pub(crate) fn unpin(&mut self, seq: u64, time: i64) {
+        if let Some(n) = self.snapshots.get_mut(&(seq, time)) {
             *n -= 1;
             if *n == 0 {
-                self.snapshots.remove(&seq);
+                self.snapshots.remove(&(seq, time));
             }
+        }
+    }
+
+    /// Whether some pinned reader at or after `seq` reads at a time before `t` (and so may
+    /// still see rows of that seq that expire at `t`).
+    pub(crate) fn pinned_before(&self, seq: u64, t: i64) -> bool {
+        self.snapshots
+            .keys()
+            .any(|(s, time)| *s >= seq && *time < t)
+    }
+
+    /// Note a write of an expiry at `t` (the next wake-up may have to come earlier).
+    pub(crate) fn note_expiry(&mut self, t: i64) {
+        if self.next_expiry_known {
+            self.next_expiry = Some(self.next_expiry.map_or(t, |n| n.min(t)));
         }
     }
 
     /// The sequence numbers of live snapshots, ascending.
     pub(crate) fn snapshot_seqs(&self) -> Vec<u64> {
-        self.snapshots.keys().copied().collect()
+        let mut seqs: Vec<u64> = self.snapshots.keys().map(|(s, _)| *s).collect();
+        seqs.dedup();
+        seqs
     }
 
     /// Every memtable, newest first.
@@ -129,6 +151,10 @@ pub(crate) struct Inner {
     /// Serializes the operations that replace the manifest (flush, compaction), from planning
     /// to installing, so no plan goes stale.
     pub manifest_lock: AsyncLock,
+    /// Serializes purges (two at once would judge the same entries).
+    pub purge_lock: AsyncLock,
+    /// Called for each key the purge is about to remove.
+    pub expire_hook: RefCell<Option<super::purge::ExpireHook>>,
     /// Lets one store commit through at a time (WAL group commits and manifest changes alike),
     /// so every commit's precondition names the manifest version that is current when it lands.
     pub commit_gate: AsyncLock,
@@ -138,20 +164,21 @@ pub(crate) struct Inner {
 pub(crate) struct ReadPin<'a> {
     inner: &'a Inner,
     seq: u64,
+    time: i64,
 }
 
 impl<'a> ReadPin<'a> {
-    /// Pin `seq` in `inner`'s state.
-    pub(crate) fn new(inner: &'a Inner, st: &mut State, seq: u64) -> Self {
-        st.pin(seq);
-        ReadPin { inner, seq }
+    /// Pin `(seq, time)` in `inner`'s state.
+    pub(crate) fn new(inner: &'a Inner, st: &mut State, seq: u64, time: i64) -> Self {
+        st.pin(seq, time);
+        ReadPin { inner, seq, time }
     }
 }
 
 impl Drop for ReadPin<'_> {
     fn drop(&mut self) {
         if let Ok(mut st) = self.inner.state.try_borrow_mut() {
-            st.unpin(self.seq);
+            st.unpin(self.seq, self.time);
         }
     }
 }

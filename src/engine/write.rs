@@ -1,14 +1,17 @@
 //! The write path: turning puts, deletes and expiry changes into rows, atomically.
 //!
 //! Writes that depend on the current row (conditions, `Ttl::Keep`, delete's result, `expire`,
-//! `persist`) read it first, possibly awaiting SST pages, then re-check in one synchronous step
-//! that no newer write touched those keys meanwhile (optimistic concurrency; they retry if one
-//! did). Everything a call writes gets one sequence number, goes into the memtable and into the
-//! pending WAL in that same step, so a batch is all-or-nothing for readers and for recovery.
+//! `persist`, `get_ex`, the purge) read it first, possibly awaiting SST pages, then re-check in
+//! one synchronous step that no newer write touched those keys meanwhile (optimistic
+//! concurrency; they retry if one did). Everything a call writes gets one sequence number, goes
+//! into the memtable and into the pending WAL in that same step, so a batch is all-or-nothing for
+//! readers and for recovery. Every row written with an expiry gets its expiry-index row in the
+//! same step (see `keys`), so the index never misses a key.
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
+use super::keys::{expiry_index_key, EXPIRY_INDEX_NS, NAMESPACE_PREFIX_LEN};
 use super::memtable::MemVersion;
 use super::options::{Durability, ExpireCondition, PutCondition, Ttl};
 use super::read::is_live;
@@ -50,12 +53,30 @@ pub(crate) enum WriteOp {
         target: ExpireTarget,
         condition: ExpireCondition,
     },
+    /// Read the live value and change its expiry in one step (Redis `GETEX`).
+    GetEx {
+        key: Vec<u8>,
+        target: ExpireTarget,
+    },
+    /// The purge's verdict on one due expiry-index entry: if the key still holds the row the
+    /// purge saw (`seen_seq`), remove it (or rewrite it with `replacement`) and the entry; if the
+    /// entry no longer describes the key's row, drop just the entry.
+    ResolveExpired {
+        key: Vec<u8>,
+        expire_at: i64,
+        seen_seq: u64,
+        replacement: Option<(Vec<u8>, Option<i64>)>,
+    },
 }
 
 impl WriteOp {
     fn key(&self) -> &[u8] {
         match self {
-            WriteOp::Put { key, .. } | WriteOp::Delete { key } | WriteOp::Expire { key, .. } => key,
+            WriteOp::Put { key, .. }
+            | WriteOp::Delete { key }
+            | WriteOp::Expire { key, .. }
+            | WriteOp::GetEx { key, .. }
+            | WriteOp::ResolveExpired { key, .. } => key,
         }
     }
 
@@ -64,8 +85,31 @@ impl WriteOp {
             WriteOp::Put { ttl, condition, .. } => {
                 *condition != PutCondition::Always || *ttl == Ttl::Keep
             }
-            WriteOp::Delete { .. } | WriteOp::Expire { .. } => true,
+            _ => true,
         }
+    }
+}
+
+/// What one op did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Outcome {
+    /// put: written; delete: a live key was removed; expire/persist: the expiry changed;
+    /// get_ex: the key was live; resolve: the key was removed or rewritten.
+    pub applied: bool,
+    /// get_ex: the live value; resolve: the expired value.
+    pub value: Option<Vec<u8>>,
+}
+
+impl Outcome {
+    fn yes() -> Self {
+        Outcome {
+            applied: true,
+            value: None,
+        }
+    }
+
+    fn no() -> Self {
+        Outcome::default()
     }
 }
 
@@ -91,47 +135,35 @@ pub(crate) fn validate_expire_condition(c: ExpireCondition) -> Result<()> {
     Ok(())
 }
 
-fn clamp(expire_at: Option<i64>, now: i64, policy: &TtlPolicy) -> Option<i64> {
-    match policy.max_ttl_ms {
-        Some(max) => {
-            let cap = now.saturating_add(i64::try_from(max).unwrap_or(i64::MAX));
-            Some(expire_at.map_or(cap, |at| at.min(cap)))
-        }
-        None => expire_at,
-    }
-}
-
 fn ms_to_i64(ms: u64) -> i64 {
     i64::try_from(ms).unwrap_or(i64::MAX)
 }
 
-/// The expiry a put gives its key, or `Err` for invalid input.
-fn put_expiry(ttl: Ttl, now: i64, current: Option<&MemVersion>, policy: &TtlPolicy) -> Option<i64> {
-    let raw = match ttl {
-        Ttl::Default => policy
-            .default_ttl_ms
-            .map(|ms| now.saturating_add(ms_to_i64(ms))),
-        Ttl::NoExpiry => None,
-        Ttl::ExpireAfter(ms) => Some(now.saturating_add(ms_to_i64(ms))),
-        Ttl::ExpireAt(at) => Some(at),
-        Ttl::Keep => current.and_then(|c| c.expire_at),
-    };
-    clamp(raw, now, policy)
-}
+impl TtlPolicy {
+    /// Clamp an expiry to the policy's maximum TTL (a missing expiry becomes the maximum).
+    pub(crate) fn clamp(&self, expire_at: Option<i64>, now: i64) -> Option<i64> {
+        match self.max_ttl_ms {
+            Some(max) => {
+                let cap = now.saturating_add(ms_to_i64(max));
+                Some(expire_at.map_or(cap, |at| at.min(cap)))
+            }
+            None => expire_at,
+        }
+    }
 
-/// Each op's result, and the row every touched key ends up with.
-type Planning = (Vec<bool>, BTreeMap<Vec<u8>, Planned>);
-
-/// What the synchronous step of a write decided.
-enum Step {
-    /// Finished without writing (`None`: a put condition failed).
-    Done(Option<Vec<bool>>),
-    /// A newer write or a rollback touched what was read: read again.
-    Retry,
-    /// The answer rests on a write that is not durable yet: wait for it, then read again.
-    Settle,
-    /// Written (one seq, memtable and pending WAL); wait on the ticket if durable.
-    Written(Vec<bool>, Option<alloc::rc::Rc<super::wal::Ticket>>),
+    /// The expiry a write with `ttl` gives its key (before clamping).
+    pub(crate) fn expiry(&self, ttl: Ttl, now: i64, current: Option<&MemVersion>) -> Option<i64> {
+        let raw = match ttl {
+            Ttl::Default => self
+                .default_ttl_ms
+                .map(|ms| now.saturating_add(ms_to_i64(ms))),
+            Ttl::NoExpiry => None,
+            Ttl::ExpireAfter(ms) => Some(now.saturating_add(ms_to_i64(ms))),
+            Ttl::ExpireAt(at) => Some(at),
+            Ttl::Keep => current.and_then(|c| c.expire_at),
+        };
+        self.clamp(raw, now)
+    }
 }
 
 /// A row a write decided on (its seq and ts are assigned when it is applied).
@@ -140,42 +172,73 @@ struct Planned {
     value: Option<Vec<u8>>,
 }
 
+impl Planned {
+    fn tombstone() -> Self {
+        Planned {
+            expire_at: None,
+            value: None,
+        }
+    }
+
+    /// A value row, or a tombstone if its expiry is not in the future (as Redis does).
+    fn value(value: Vec<u8>, expire_at: Option<i64>, now: i64) -> Self {
+        if expire_at.is_some_and(|at| at <= now) {
+            Planned::tombstone()
+        } else {
+            Planned {
+                expire_at,
+                value: Some(value),
+            }
+        }
+    }
+}
+
+/// Each op's outcome, and the row every touched key ends up with.
+type Planning = (Vec<Outcome>, BTreeMap<Vec<u8>, Planned>);
+
+/// What the synchronous step of a write decided.
+enum Step {
+    /// Finished without writing (`None`: a put condition failed).
+    Done(Option<Vec<Outcome>>),
+    /// A newer write or a rollback touched what was read: read again.
+    Retry,
+    /// The answer rests on a write that is not durable yet: wait for it, then read again.
+    Settle,
+    /// Written (one seq, memtable and pending WAL); wait on the ticket if durable.
+    Written(Vec<Outcome>, Option<alloc::rc::Rc<super::wal::Ticket>>),
+}
+
 impl Inner {
     /// Apply `ops` atomically. `Ok(None)`: a put condition failed and nothing was written;
-    /// `Ok(Some(results))`: one boolean per op (put: written; delete: a live key was removed;
-    /// expire: the expiry changed).
+    /// `Ok(Some(outcomes))`: one [`Outcome`] per op.
     pub(crate) async fn write_ops(
         &self,
         ops: Vec<WriteOp>,
         policy: TtlPolicy,
-    ) -> Result<Option<Vec<bool>>> {
+    ) -> Result<Option<Vec<Outcome>>> {
         let durable = self.options.durability == Durability::Durable;
         let needs_read = ops.iter().any(WriteOp::needs_current);
         let (results, ticket) = loop {
             // Read what the ops depend on, at a fixed sequence number.
-            let (read_seq, manifest_version, rollbacks) = {
+            let snapshot = {
                 let st = self.state.borrow();
                 st.check_writable()?;
-                (st.last_seq, st.manifest_version, st.wal.rollbacks)
+                ReadSnapshot {
+                    seq: st.last_seq,
+                    manifest_version: st.manifest_version,
+                    rollbacks: st.wal.rollbacks,
+                }
             };
             let mut current: BTreeMap<Vec<u8>, Option<MemVersion>> = BTreeMap::new();
             if needs_read {
                 for op in ops.iter().filter(|op| op.needs_current()) {
                     if !current.contains_key(op.key()) {
-                        let found = self.lookup(op.key(), read_seq).await?;
+                        let found = self.lookup(op.key(), snapshot.seq).await?;
                         current.insert(op.key().to_vec(), found);
                     }
                 }
             }
-            match self.apply_planned(
-                &ops,
-                &current,
-                read_seq,
-                manifest_version,
-                rollbacks,
-                &policy,
-                durable,
-            )? {
+            match self.apply_planned(&ops, &current, &snapshot, &policy, durable)? {
                 Step::Done(results) => return Ok(results),
                 Step::Retry => continue,
                 Step::Settle => {
@@ -196,27 +259,21 @@ impl Inner {
     }
 
     /// The write's instant: re-check, plan and apply in one synchronous step (no await).
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "the read's snapshot travels as plain values"
-    )]
     fn apply_planned(
         &self,
         ops: &[WriteOp],
         current: &BTreeMap<Vec<u8>, Option<MemVersion>>,
-        read_seq: u64,
-        manifest_version: u64,
-        rollbacks: u64,
+        read: &ReadSnapshot,
         policy: &TtlPolicy,
         durable: bool,
     ) -> Result<Step> {
         let mut st = self.state.borrow_mut();
         st.check_writable()?;
-        let raced = st.manifest_version != manifest_version
-            || st.wal.rollbacks != rollbacks
+        let raced = st.manifest_version != read.manifest_version
+            || st.wal.rollbacks != read.rollbacks
             || current
                 .keys()
-                .any(|k| st.memtable_latest_seq(k).is_some_and(|s| s > read_seq));
+                .any(|k| st.memtable_latest_seq(k).is_some_and(|s| s > read.seq));
         if raced {
             return Ok(Step::Retry);
         }
@@ -240,21 +297,42 @@ impl Inner {
         };
         let seq = st.last_seq + 1;
         st.last_seq = seq;
-        let versions: Vec<(Vec<u8>, MemVersion)> = planned
-            .into_iter()
-            .map(|(key, p)| {
-                let v = MemVersion {
+        let mut versions: Vec<(Vec<u8>, MemVersion)> = Vec::with_capacity(planned.len());
+        let mut earliest: Option<i64> = None;
+        for (key, p) in planned {
+            // Every value row with an expiry gets its expiry-index row in the same batch.
+            if let (Some(at), Some(_)) = (p.expire_at, &p.value) {
+                if !is_index_key(&key) {
+                    versions.push((
+                        expiry_index_key(at, &key),
+                        MemVersion {
+                            seq,
+                            ts: now,
+                            expire_at: Some(at),
+                            value: Some(Vec::new()),
+                        },
+                    ));
+                    earliest = Some(earliest.map_or(at, |e| e.min(at)));
+                }
+            }
+            versions.push((
+                key,
+                MemVersion {
                     seq,
                     ts: now,
                     expire_at: p.expire_at,
                     value: p.value,
-                };
-                (key, v)
-            })
-            .collect();
+                },
+            ));
+        }
+        versions.sort_by(|a, b| a.0.cmp(&b.0));
+        versions.dedup_by(|later, earlier| later.0 == earlier.0);
         let rows: Vec<_> = versions.iter().map(|(k, v)| v.row(k)).collect();
         let ticket = st.wal.append(&rows, seq, now, durable)?;
         drop(rows);
+        if let Some(t) = earliest {
+            st.note_expiry(t);
+        }
         let keep_points = st.snapshot_seqs();
         let durable_seq = st.wal.durable_seq;
         let mut active = st.active.borrow_mut();
@@ -288,6 +366,17 @@ impl Inner {
     }
 }
 
+/// The point a write read its rows at, to detect anything that happened since.
+struct ReadSnapshot {
+    seq: u64,
+    manifest_version: u64,
+    rollbacks: u64,
+}
+
+fn is_index_key(key: &[u8]) -> bool {
+    key.len() >= NAMESPACE_PREFIX_LEN && key.starts_with(&EXPIRY_INDEX_NS.to_be_bytes())
+}
+
 /// How many times the L0 compaction trigger L0 may reach before writes compact inline.
 const L0_STALL_FACTOR: usize = 3;
 
@@ -303,17 +392,18 @@ fn plan(
     let mut results = Vec::with_capacity(ops.len());
     for op in ops {
         let key = op.key();
-        let live: Option<MemVersion> = match planned.get(key) {
-            Some(p) => p.value.as_ref().map(|v| MemVersion {
-                seq: 0,
+        // The key's row as this call sees it: an earlier op's plan, or what was read.
+        let raw: Option<MemVersion> = match planned.get(key) {
+            Some(p) => Some(MemVersion {
+                seq: u64::MAX,
                 ts: now,
                 expire_at: p.expire_at,
-                value: Some(v.clone()),
+                value: p.value.clone(),
             }),
             None => current.get(key).cloned().flatten(),
-        }
-        .filter(|v| is_live(v, now));
-        match op {
+        };
+        let live = raw.clone().filter(|v| is_live(v, now));
+        let outcome = match op {
             WriteOp::Put {
                 value,
                 ttl,
@@ -328,82 +418,108 @@ fn plan(
                 if !ok {
                     return None;
                 }
-                let expire_at = put_expiry(*ttl, now, live.as_ref(), policy);
-                let p = if expire_at.is_some_and(|at| at <= now) {
-                    // An expiry not in the future leaves the key absent, as Redis does.
-                    Planned {
-                        expire_at: None,
-                        value: None,
-                    }
-                } else {
-                    Planned {
-                        expire_at,
-                        value: Some(value.clone()),
-                    }
-                };
-                planned.insert(key.to_vec(), p);
-                results.push(true);
+                let expire_at = policy.expiry(*ttl, now, live.as_ref());
+                planned.insert(key.to_vec(), Planned::value(value.clone(), expire_at, now));
+                Outcome::yes()
             }
-            WriteOp::Delete { .. } => {
-                let existed = live.is_some();
-                if existed {
-                    planned.insert(
-                        key.to_vec(),
-                        Planned {
-                            expire_at: None,
-                            value: None,
-                        },
-                    );
+            WriteOp::Delete { .. } => match live {
+                Some(_) => {
+                    planned.insert(key.to_vec(), Planned::tombstone());
+                    Outcome::yes()
                 }
-                results.push(existed);
-            }
+                None => Outcome::no(),
+            },
             WriteOp::Expire {
                 target, condition, ..
             } => {
                 let Some(row) = live else {
-                    results.push(false);
+                    results.push(Outcome::no());
                     continue;
                 };
+                let cur = row.expire_at;
                 let new_expire = match target {
                     ExpireTarget::Persist => {
-                        if row.expire_at.is_none() {
-                            results.push(false);
+                        if cur.is_none() {
+                            results.push(Outcome::no());
                             continue;
                         }
-                        clamp(None, now, policy)
+                        policy.clamp(None, now)
                     }
                     ExpireTarget::At(at) => {
-                        let cur = row.expire_at;
                         let ok = (!condition.nx || cur.is_none())
                             && (!condition.xx || cur.is_some())
                             && (!condition.gt || cur.is_some_and(|c| *at > c))
                             && (!condition.lt || cur.is_none_or(|c| *at < c));
                         if !ok {
-                            results.push(false);
+                            results.push(Outcome::no());
                             continue;
                         }
-                        clamp(Some(*at), now, policy)
+                        policy.clamp(Some(*at), now)
                     }
                 };
-                if new_expire == row.expire_at {
-                    results.push(matches!(target, ExpireTarget::At(_)));
-                    continue;
+                if new_expire != cur {
+                    let value = row.value.unwrap_or_default();
+                    planned.insert(key.to_vec(), Planned::value(value, new_expire, now));
                 }
-                let p = if new_expire.is_some_and(|at| at <= now) {
-                    Planned {
-                        expire_at: None,
-                        value: None,
+                Outcome {
+                    applied: new_expire != cur || matches!(target, ExpireTarget::At(_)),
+                    value: None,
+                }
+            }
+            WriteOp::GetEx { target, .. } => {
+                let Some(row) = live else {
+                    results.push(Outcome::no());
+                    continue;
+                };
+                let new_expire = match target {
+                    ExpireTarget::Persist => policy.clamp(None, now),
+                    ExpireTarget::At(at) => policy.clamp(Some(*at), now),
+                };
+                let value = row.value.unwrap_or_default();
+                if new_expire != row.expire_at {
+                    planned.insert(key.to_vec(), Planned::value(value.clone(), new_expire, now));
+                }
+                Outcome {
+                    applied: true,
+                    value: Some(value),
+                }
+            }
+            WriteOp::ResolveExpired {
+                expire_at,
+                seen_seq,
+                replacement,
+                ..
+            } => {
+                let index_key = expiry_index_key(*expire_at, key);
+                let same_row = raw.as_ref().is_some_and(|v| {
+                    v.seq == *seen_seq && v.value.is_some() && v.expire_at == Some(*expire_at)
+                });
+                if same_row && *expire_at <= now {
+                    let old = raw.and_then(|v| v.value);
+                    let row = match replacement {
+                        Some((value, at)) => Planned::value(value.clone(), *at, now),
+                        None => Planned::tombstone(),
+                    };
+                    planned.insert(key.to_vec(), row);
+                    planned.insert(index_key, Planned::tombstone());
+                    Outcome {
+                        applied: true,
+                        value: old,
                     }
                 } else {
-                    Planned {
-                        expire_at: new_expire,
-                        value: row.value,
+                    // The entry no longer describes the key's row: drop it, unless the row was
+                    // rewritten with this very expiry (the entry is then the new row's).
+                    let still_indexed = raw
+                        .as_ref()
+                        .is_some_and(|v| v.value.is_some() && v.expire_at == Some(*expire_at));
+                    if !still_indexed {
+                        planned.insert(index_key, Planned::tombstone());
                     }
-                };
-                planned.insert(key.to_vec(), p);
-                results.push(true);
+                    Outcome::no()
+                }
             }
-        }
+        };
+        results.push(outcome);
     }
     Some((results, planned))
 }
