@@ -314,6 +314,13 @@ impl Db {
         self.inner.maintenance_step().await
     }
 
+    /// When background work is next due (what the last maintenance step reported, updated by
+    /// writes since: a write with an earlier expiry makes it earlier). `None`: nothing is due
+    /// until the next write.
+    pub fn next_wakeup_ms(&self) -> Option<i64> {
+        self.inner.next_wakeup()
+    }
+
     /// Sizes and shapes: memtable, WAL, levels and SSTs with their expiry statistics.
     pub fn stats(&self) -> Stats {
         self.inner.stats()

@@ -11,10 +11,12 @@
 //! been handled, durably: only then may compaction drop such expired rows by itself, so no key
 //! expires without its event.
 
+use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 
 use super::keys::{expiry_index_from, namespace_of, parse_expiry_index_key, user_key};
+use super::memtable::MemVersion;
 use super::options::{ExpiredEntry, Replacement};
 use super::state::Inner;
 use super::write::{Outcome, TtlPolicy, WriteOp};
@@ -54,15 +56,9 @@ impl Inner {
     pub(crate) async fn purge_expired(&self, limit: usize) -> Result<PurgeReport> {
         let _guard = self.purge_lock.lock().await;
         let limit = limit.max(1);
-        let (read_seq, now, hook) = {
-            let st = self.state.borrow();
-            st.check_writable()?;
-            (
-                st.last_seq,
-                self.clock.now(),
-                self.expire_hook.borrow().clone(),
-            )
-        };
+        let snapshot = self.read_snapshot()?;
+        let read_seq = snapshot.seq;
+        let (now, hook) = (self.clock.now(), self.expire_hook.borrow().clone());
         let due_end = expiry_index_from(now.saturating_add(1));
         let entries = self
             .range(
@@ -85,26 +81,29 @@ impl Inner {
             _ => now.saturating_add(1),
         };
         let mut due = Vec::with_capacity(entries.len());
+        let mut rows = BTreeMap::new();
         for (index_key, _) in &entries {
             let Some((expire_at, data_key)) = parse_expiry_index_key(index_key) else {
                 continue;
             };
-            due.push(
-                self.judge(
-                    expire_at,
-                    data_key,
-                    read_seq,
-                    now,
-                    hook.as_ref(),
-                    &mut report,
-                )
-                .await?,
+            let row = self.lookup(data_key, read_seq).await?;
+            let judged = self.judge(
+                expire_at,
+                data_key,
+                row.as_ref(),
+                now,
+                hook.as_ref(),
+                &mut report,
             );
+            due.push(judged);
+            rows.insert(data_key.to_vec(), row);
         }
         if !due.is_empty() {
             let ops = due.iter().map(|d| d.op.clone()).collect();
+            // The rows just read serve as the write's reads, unless something changed meanwhile
+            // (then it reads again): each key is read once, not twice.
             let outcomes = self
-                .write_ops(ops, TtlPolicy::default())
+                .write_ops_prefetched(ops, TtlPolicy::default(), Some((snapshot, rows)))
                 .await?
                 .unwrap_or_default();
             for (d, outcome) in due.into_iter().zip(outcomes) {
@@ -136,16 +135,16 @@ impl Inner {
         Ok(report)
     }
 
-    /// Decide what to do with one due entry (reading the key's row; calling the hook).
-    async fn judge(
+    /// Decide what to do with one due entry, given the key's current `row` (calling the hook).
+    fn judge(
         &self,
         expire_at: i64,
         data_key: &[u8],
-        read_seq: u64,
+        row: Option<&MemVersion>,
         now: i64,
         hook: Option<&ExpireHook>,
         report: &mut PurgeReport,
-    ) -> Result<Due> {
+    ) -> Due {
         let stale = |seen_seq| Due {
             op: WriteOp::ResolveExpired {
                 key: data_key.to_vec(),
@@ -165,15 +164,14 @@ impl Inner {
             ) {
                 (Some(name), Ok(policy)) => (name, policy),
                 // A dropped namespace: its entries are all stale.
-                _ => return Ok(stale(0)),
+                _ => return stale(0),
             }
         };
-        let row = self.lookup(data_key, read_seq).await?;
         let Some(row) = row.filter(|v| v.expire_at == Some(expire_at)) else {
-            return Ok(stale(0));
+            return stale(0);
         };
-        let Some(value) = row.value else {
-            return Ok(stale(0));
+        let Some(value) = row.value.clone() else {
+            return stale(0);
         };
         let event = ExpiredEntry {
             namespace: name,
@@ -196,7 +194,7 @@ impl Inner {
             }
         }
         let rewrites = replacement.is_some();
-        Ok(Due {
+        Due {
             op: WriteOp::ResolveExpired {
                 key: data_key.to_vec(),
                 expire_at,
@@ -205,7 +203,7 @@ impl Inner {
             },
             event: Some(event),
             rewrites,
-        })
+        }
     }
 }
 

@@ -216,20 +216,31 @@ impl Inner {
         ops: Vec<WriteOp>,
         policy: TtlPolicy,
     ) -> Result<Option<Vec<Outcome>>> {
+        self.write_ops_prefetched(ops, policy, None).await
+    }
+
+    /// [`Inner::write_ops`] for a caller that already read the rows the ops depend on, at
+    /// `prefetched.0` (the purge): they are used as long as nothing changed since, saving a
+    /// second read of every key.
+    pub(crate) async fn write_ops_prefetched(
+        &self,
+        ops: Vec<WriteOp>,
+        policy: TtlPolicy,
+        mut prefetched: Option<(ReadSnapshot, CurrentRows)>,
+    ) -> Result<Option<Vec<Outcome>>> {
         let durable = self.options.durability == Durability::Durable;
         let needs_read = ops.iter().any(WriteOp::needs_current);
         let (results, ticket) = loop {
-            // Read what the ops depend on, at a fixed sequence number.
-            let snapshot = {
-                let st = self.state.borrow();
-                st.check_writable()?;
-                ReadSnapshot {
-                    seq: st.last_seq,
-                    manifest_version: st.manifest_version,
-                    rollbacks: st.wal.rollbacks,
+            if let Some((snapshot, current)) = prefetched.take() {
+                match self.apply_planned(&ops, &current, &snapshot, &policy, durable)? {
+                    Step::Done(results) => return Ok(results),
+                    Step::Written(results, ticket) => break (results, ticket),
+                    Step::Retry | Step::Settle => {}
                 }
-            };
-            let mut current: BTreeMap<Vec<u8>, Option<MemVersion>> = BTreeMap::new();
+            }
+            // Read what the ops depend on, at a fixed sequence number.
+            let snapshot = self.read_snapshot()?;
+            let mut current: CurrentRows = BTreeMap::new();
             if needs_read {
                 for op in ops.iter().filter(|op| op.needs_current()) {
                     if !current.contains_key(op.key()) {
@@ -262,7 +273,7 @@ impl Inner {
     fn apply_planned(
         &self,
         ops: &[WriteOp],
-        current: &BTreeMap<Vec<u8>, Option<MemVersion>>,
+        current: &CurrentRows,
         read: &ReadSnapshot,
         policy: &TtlPolicy,
         durable: bool,
@@ -366,11 +377,27 @@ impl Inner {
     }
 }
 
+/// The rows a write read, by internal key (`None`: the key has no row).
+pub(crate) type CurrentRows = BTreeMap<Vec<u8>, Option<MemVersion>>;
+
 /// The point a write read its rows at, to detect anything that happened since.
-struct ReadSnapshot {
-    seq: u64,
+pub(crate) struct ReadSnapshot {
+    pub seq: u64,
     manifest_version: u64,
     rollbacks: u64,
+}
+
+impl Inner {
+    /// The point to read at now, for a write that reads first.
+    pub(crate) fn read_snapshot(&self) -> Result<ReadSnapshot> {
+        let st = self.state.borrow();
+        st.check_writable()?;
+        Ok(ReadSnapshot {
+            seq: st.last_seq,
+            manifest_version: st.manifest_version,
+            rollbacks: st.wal.rollbacks,
+        })
+    }
 }
 
 fn is_index_key(key: &[u8]) -> bool {
@@ -382,12 +409,7 @@ const L0_STALL_FACTOR: usize = 3;
 
 /// Decide every op's outcome against the current rows (ops see the effects of earlier ops of the
 /// same call). `None` if a put condition failed.
-fn plan(
-    ops: &[WriteOp],
-    current: &BTreeMap<Vec<u8>, Option<MemVersion>>,
-    now: i64,
-    policy: &TtlPolicy,
-) -> Option<Planning> {
+fn plan(ops: &[WriteOp], current: &CurrentRows, now: i64, policy: &TtlPolicy) -> Option<Planning> {
     let mut planned: BTreeMap<Vec<u8>, Planned> = BTreeMap::new();
     let mut results = Vec::with_capacity(ops.len());
     for op in ops {
