@@ -24,6 +24,8 @@ enum Step {
     Flush,
     Compact,
     Maintenance,
+    /// Remove due keys through the expiry index (invisible to reads either way).
+    Purge,
     /// Concurrent puts of distinct keys racing a flush (group commit meets flush).
     Burst(Vec<(u8, u8)>),
 }
@@ -84,6 +86,7 @@ fn workload() -> Vec<Step> {
                         .collect(),
                 )
             }
+            19 if next(2) == 0 => Step::Purge,
             _ => Step::Maintenance,
         })
         .collect()
@@ -171,6 +174,7 @@ async fn apply_to_db(db: &Db, clock: &FakeClock, step: &Step) -> ttlkv::Result<(
         Step::Flush => db.flush().await,
         Step::Compact => db.compact().await,
         Step::Maintenance => db.maintenance_step().await.map(|_| ()),
+        Step::Purge => db.purge_expired(7).await.map(|_| ()),
         Step::Burst(_) => unreachable!("bursts run through apply_burst"),
     }
 }
