@@ -147,10 +147,13 @@ impl Inner {
                 let Some(max) = m.max_expire_at else {
                     continue;
                 };
+                // No pinned reader may be able to see these rows at all: one reading after they
+                // expired would otherwise fall through to an older version beneath once they are
+                // gone (the purge's tombstones are newer than such a reader).
                 let all_expired = m.ttl_row_count == m.row_count
                     && max <= now
                     && max < purged_until
-                    && !st.pinned_before(m.min_seq, max);
+                    && !st.pinned_before(m.min_seq, i64::MAX);
                 if all_expired {
                     return Some(Plan {
                         inputs: alloc::vec![(level, alloc::vec![sst.clone()])],

@@ -20,7 +20,8 @@ use crate::format::NamespaceEntry;
 const MAX_NAMESPACE_NAME: usize = 256;
 
 impl State {
-    /// The TTL rules of namespace `ns`, or `Closed` if it was dropped.
+    /// The TTL rules of namespace `ns` (a namespace without its own default TTL uses the
+    /// database's), or `Closed` if it was dropped.
     pub(crate) fn policy_of(&self, ns: u32, default_ttl_ms: Option<u64>) -> Result<TtlPolicy> {
         if ns == DEFAULT_NAMESPACE {
             return Ok(TtlPolicy {
@@ -33,7 +34,7 @@ impl State {
             .iter()
             .find(|n| n.id == ns)
             .map(|n| TtlPolicy {
-                default_ttl_ms: n.default_ttl_ms,
+                default_ttl_ms: n.default_ttl_ms.or(default_ttl_ms),
                 max_ttl_ms: n.max_ttl_ms,
             })
             .ok_or_else(|| Error::new(ErrorKind::Closed, "the namespace was dropped"))

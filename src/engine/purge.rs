@@ -102,37 +102,58 @@ impl Inner {
             let ops = due.iter().map(|d| d.op.clone()).collect();
             // The rows just read serve as the write's reads, unless something changed meanwhile
             // (then it reads again): each key is read once, not twice.
+            // Durable whatever the database's durability: purged_until may only move once the
+            // slice's removals cannot be lost, and its own commit is the only one that counts
+            // (a failure after it must not swallow the events).
             let outcomes = self
-                .write_ops_prefetched(ops, TtlPolicy::default(), Some((snapshot, rows)))
+                .write_ops_prefetched(ops, TtlPolicy::default(), Some((snapshot, rows)), true)
                 .await?
                 .unwrap_or_default();
             for (d, outcome) in due.into_iter().zip(outcomes) {
                 tally(&mut report, d, outcome);
             }
-            // purged_until may only move once the slice's removals cannot be lost.
-            self.drain_wal().await?;
         }
         {
             let mut st = self.state.borrow_mut();
             if horizon > st.manifest.purged_until {
                 st.manifest.purged_until = horizon;
             }
-            // Collect expiries written from here on while the next one is looked up.
-            st.next_expiry_known = true;
-            st.next_expiry = if report.more_due { Some(now) } else { None };
         }
-        if !report.more_due {
-            let read_seq = self.state.borrow().last_seq;
-            let next = self.range(&due_end, None, false, 1, read_seq, None).await?;
-            if let Some(at) = next
-                .first()
-                .and_then(|(k, _)| parse_expiry_index_key(k))
-                .map(|(at, _)| at)
-            {
-                self.state.borrow_mut().note_expiry(at);
+        self.find_next_expiry(&due_end, report.more_due.then_some(now))
+            .await;
+        Ok(report)
+    }
+
+    /// Look up when the next index entry is due (from `from` on) and record it, or `due_now`.
+    /// A failure leaves the next expiry unknown (so the next maintenance step purges again)
+    /// rather than failing a purge whose removals already stand.
+    async fn find_next_expiry(&self, from: &[u8], due_now: Option<i64>) {
+        let read_seq = {
+            let mut st = self.state.borrow_mut();
+            // Expiries written from here on are collected while the index is looked at.
+            st.next_expiry_known = true;
+            st.next_expiry = due_now;
+            st.last_seq
+        };
+        if due_now.is_some() {
+            return;
+        }
+        match self.range(from, None, false, 1, read_seq, None).await {
+            Ok(next) => {
+                let at = next
+                    .first()
+                    .and_then(|(k, _)| parse_expiry_index_key(k))
+                    .map(|(at, _)| at);
+                if let Some(at) = at {
+                    self.state.borrow_mut().note_expiry(at);
+                }
+            }
+            Err(_) => {
+                let mut st = self.state.borrow_mut();
+                st.next_expiry_known = false;
+                st.next_expiry = None;
             }
         }
-        Ok(report)
     }
 
     /// Decide what to do with one due entry, given the key's current `row` (calling the hook).
@@ -163,8 +184,16 @@ impl Inner {
                 st.policy_of(ns, self.options.default_ttl_ms),
             ) {
                 (Some(name), Ok(policy)) => (name, policy),
-                // A dropped namespace: its entries are all stale.
-                _ => return stale(0),
+                // A dropped namespace: its entries go, whatever rows are left behind.
+                _ => {
+                    return Due {
+                        op: WriteOp::DropIndexEntry {
+                            key: super::keys::expiry_index_key(expire_at, data_key),
+                        },
+                        event: None,
+                        rewrites: false,
+                    }
+                }
             }
         };
         let Some(row) = row.filter(|v| v.expire_at == Some(expire_at)) else {

@@ -58,6 +58,10 @@ pub(crate) enum WriteOp {
         key: Vec<u8>,
         target: ExpireTarget,
     },
+    /// Remove an expiry-index entry unconditionally (its namespace was dropped).
+    DropIndexEntry {
+        key: Vec<u8>,
+    },
     /// The purge's verdict on one due expiry-index entry: if the key still holds the row the
     /// purge saw (`seen_seq`), remove it (or rewrite it with `replacement`) and the entry; if the
     /// entry no longer describes the key's row, drop just the entry.
@@ -76,6 +80,7 @@ impl WriteOp {
             | WriteOp::Delete { key }
             | WriteOp::Expire { key, .. }
             | WriteOp::GetEx { key, .. }
+            | WriteOp::DropIndexEntry { key }
             | WriteOp::ResolveExpired { key, .. } => key,
         }
     }
@@ -85,6 +90,7 @@ impl WriteOp {
             WriteOp::Put { ttl, condition, .. } => {
                 *condition != PutCondition::Always || *ttl == Ttl::Keep
             }
+            WriteOp::DropIndexEntry { .. } => false,
             _ => true,
         }
     }
@@ -216,19 +222,21 @@ impl Inner {
         ops: Vec<WriteOp>,
         policy: TtlPolicy,
     ) -> Result<Option<Vec<Outcome>>> {
-        self.write_ops_prefetched(ops, policy, None).await
+        let durable = self.options.durability == Durability::Durable;
+        self.write_ops_prefetched(ops, policy, None, durable).await
     }
 
     /// [`Inner::write_ops`] for a caller that already read the rows the ops depend on, at
     /// `prefetched.0` (the purge): they are used as long as nothing changed since, saving a
-    /// second read of every key.
+    /// second read of every key. With `durable`, it returns only once the write is durable,
+    /// whatever the database's durability (the purge needs that).
     pub(crate) async fn write_ops_prefetched(
         &self,
         ops: Vec<WriteOp>,
         policy: TtlPolicy,
         mut prefetched: Option<(ReadSnapshot, CurrentRows)>,
+        durable: bool,
     ) -> Result<Option<Vec<Outcome>>> {
-        let durable = self.options.durability == Durability::Durable;
         let needs_read = ops.iter().any(WriteOp::needs_current);
         let (results, ticket) = loop {
             if let Some((snapshot, current)) = prefetched.take() {
@@ -505,6 +513,10 @@ fn plan(ops: &[WriteOp], current: &CurrentRows, now: i64, policy: &TtlPolicy) ->
                     applied: true,
                     value: Some(value),
                 }
+            }
+            WriteOp::DropIndexEntry { .. } => {
+                planned.insert(key.to_vec(), Planned::tombstone());
+                Outcome::no()
             }
             WriteOp::ResolveExpired {
                 expire_at,
