@@ -50,7 +50,7 @@ set +e
 cargo test --workspace -- --nocapture > target/native-tests.log 2>&1
 status=$?
 set -e
-grep -E '^(test |running|test result|model-based|crash test|group commit|compaction:)|panicked|FAILED' target/native-tests.log || true
+grep -E '^(test |running|test result|model-based|crash test|group commit|compaction:|purge complexity|whole-SST|percentile trigger)|panicked|FAILED' target/native-tests.log || true
 if [ "$status" -ne 0 ]; then
   echo "native tests failed (exit $status); full log: target/native-tests.log" >&2
   tail -n 60 target/native-tests.log >&2
