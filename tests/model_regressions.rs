@@ -1,5 +1,5 @@
 //! Engine bugs found by the model-based test (`model_based.rs`), each minimized to the shortest
-//! sequence of calls that shows it, with what the model expects.
+//! sequence of calls that shows it, with what the model expects. Each failed before its fix.
 
 mod common;
 use common::*;
@@ -32,7 +32,6 @@ async fn expired_key_behind_a_dropped_namespace(db: &Db, clock: &ttlkv::FakeCloc
 /// Model: the first purges drop the two stale entries; "k" is reported within a few calls.
 /// Engine: `PurgeReport { removed: 0, stale: 2, more_due: true, .. }` on every call.
 #[test]
-#[ignore = "engine bug: the purge stalls on expiry-index entries of a dropped namespace"]
 fn purge_gets_past_expiry_entries_of_a_dropped_namespace() {
     let (db, _, clock) = fresh(DbOptions::default());
     run(async {
@@ -54,7 +53,6 @@ fn purge_gets_past_expiry_entries_of_a_dropped_namespace() {
 /// asks to be called again at once (`next_wakeup_ms == Some(now)`) and never purges "k". With
 /// the default `purge_slice_keys` (1,000) a dropped namespace with 1,000 expired keys does it.
 #[test]
-#[ignore = "engine bug: the purge stalls on expiry-index entries of a dropped namespace"]
 fn maintenance_purges_keys_behind_a_dropped_namespace() {
     let (db, _, clock) = fresh(DbOptions {
         purge_slice_keys: 2,
@@ -87,7 +85,6 @@ fn maintenance_purges_keys_behind_a_dropped_namespace() {
 /// Engine: `None` before; after the step (purge of "k", then the L0 SST dropped whole)
 /// `Some(Entry { value: "old", expire_at: None })`.
 #[test]
-#[ignore = "engine bug: a whole-SST drop uncovers an older version to a snapshot"]
 fn snapshot_keeps_an_expired_key_absent_after_a_whole_sst_drop() {
     let (db, _, clock) = fresh(small());
     run(async {
