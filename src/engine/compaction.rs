@@ -44,6 +44,43 @@ fn key_range(ssts: &[Rc<SstHandle>]) -> Option<(Vec<u8>, Vec<u8>)> {
     Some((lo.to_vec(), hi.to_vec()))
 }
 
+/// All of L0 merged with the part of L1 it overlaps, into L1.
+fn plan_l0(v: &Version) -> Option<Plan> {
+    let l0 = v.levels.first()?.clone();
+    let (lo, hi) = key_range(&l0)?;
+    push_into(v, 0, l0, 1, &lo, &hi)
+}
+
+/// `pick` from `level` merged with the part of the next level it overlaps, into that level.
+fn plan_push_down(v: &Version, level: usize, pick: Rc<SstHandle>) -> Option<Plan> {
+    let (lo, hi) = (pick.first_key().to_vec(), pick.last_key().to_vec());
+    push_into(v, level, alloc::vec![pick], level + 1, &lo, &hi)
+}
+
+fn push_into(
+    v: &Version,
+    level: usize,
+    inputs: Vec<Rc<SstHandle>>,
+    output_level: usize,
+    lo: &[u8],
+    hi: &[u8],
+) -> Option<Plan> {
+    let below: Vec<_> = v
+        .levels
+        .get(output_level)
+        .map(|l| l.iter().filter(|s| s.overlaps(lo, hi)).cloned().collect())
+        .unwrap_or_default();
+    let mut all = inputs.clone();
+    all.extend(below.iter().cloned());
+    let (lo, hi) = key_range(&all)?;
+    Some(Plan {
+        inputs: alloc::vec![(level, inputs), (output_level, below)],
+        output_level,
+        bottommost: nothing_below(v, output_level, &lo, &hi),
+        drop_whole: false,
+    })
+}
+
 fn nothing_below(version: &Version, level: usize, lo: &[u8], hi: &[u8]) -> bool {
     version
         .levels
@@ -67,7 +104,6 @@ impl Inner {
         let v = &st.version;
         if force {
             let deepest = v.deepest_nonempty()?;
-            let output_level = deepest.max(1);
             let inputs: Vec<_> = v
                 .levels
                 .iter()
@@ -77,61 +113,26 @@ impl Inner {
                 .collect();
             return Some(Plan {
                 inputs,
-                output_level,
+                output_level: deepest.max(1),
                 bottommost: true,
                 drop_whole: false,
             });
         }
-        let l0 = v.levels.first().cloned().unwrap_or_default();
-        if l0.len() >= self.options.l0_compaction_trigger.max(1) {
-            let (lo, hi) = key_range(&l0)?;
-            let l1: Vec<_> = v
-                .levels
-                .get(1)
-                .map(|l| l.iter().filter(|s| s.overlaps(&lo, &hi)).cloned().collect())
-                .unwrap_or_default();
-            let mut all = l0.clone();
-            all.extend(l1.iter().cloned());
-            let (lo, hi) = key_range(&all)?;
-            return Some(Plan {
-                inputs: alloc::vec![(0, l0), (1, l1)],
-                output_level: 1,
-                bottommost: nothing_below(v, 1, &lo, &hi),
-                drop_whole: false,
-            });
+        if v.levels.first().map_or(0, Vec::len) >= self.options.l0_compaction_trigger.max(1) {
+            return plan_l0(v);
         }
         if let Some(plan) = self.plan_whole_drop(st) {
             return Some(plan);
         }
         for level in 1..v.levels.len() {
-            if v.level_bytes(level) <= self.level_target(level) {
-                continue;
+            if v.level_bytes(level) > self.level_target(level) {
+                let oldest = v
+                    .levels
+                    .get(level)?
+                    .iter()
+                    .min_by_key(|s| s.meta.creation_ts)?;
+                return plan_push_down(v, level, oldest.clone());
             }
-            let pick = v
-                .levels
-                .get(level)?
-                .iter()
-                .min_by_key(|s| s.meta.creation_ts)?
-                .clone();
-            let next: Vec<_> = v
-                .levels
-                .get(level + 1)
-                .map(|l| {
-                    l.iter()
-                        .filter(|s| s.overlaps(pick.first_key(), pick.last_key()))
-                        .cloned()
-                        .collect()
-                })
-                .unwrap_or_default();
-            let mut all = next.clone();
-            all.push(pick.clone());
-            let (lo, hi) = key_range(&all)?;
-            return Some(Plan {
-                inputs: alloc::vec![(level, alloc::vec![pick]), (level + 1, next)],
-                output_level: level + 1,
-                bottommost: nothing_below(v, level + 1, &lo, &hi),
-                drop_whole: false,
-            });
         }
         self.plan_expiry_compaction(st)
     }
@@ -190,25 +191,9 @@ impl Inner {
                 continue;
             };
             if level == 0 {
-                let l0 = ssts.clone();
-                let (lo, hi) = key_range(&l0)?;
-                let l1: Vec<_> = v
-                    .levels
-                    .get(1)
-                    .map(|l| l.iter().filter(|s| s.overlaps(&lo, &hi)).cloned().collect())
-                    .unwrap_or_default();
-                let mut all = l0.clone();
-                all.extend(l1.iter().cloned());
-                let (lo, hi) = key_range(&all)?;
-                return Some(Plan {
-                    inputs: alloc::vec![(0, l0), (1, l1)],
-                    output_level: 1,
-                    bottommost: nothing_below(v, 1, &lo, &hi),
-                    drop_whole: false,
-                });
+                return plan_l0(v);
             }
-            let (lo, hi) = (pick.first_key().to_vec(), pick.last_key().to_vec());
-            if nothing_below(v, level, &lo, &hi) {
+            if nothing_below(v, level, pick.first_key(), pick.last_key()) {
                 // Nothing beneath: rewrite it in place, dropping what expired.
                 return Some(Plan {
                     inputs: alloc::vec![(level, alloc::vec![pick])],
@@ -217,20 +202,7 @@ impl Inner {
                     drop_whole: false,
                 });
             }
-            let next: Vec<_> = v
-                .levels
-                .get(level + 1)
-                .map(|l| l.iter().filter(|s| s.overlaps(&lo, &hi)).cloned().collect())
-                .unwrap_or_default();
-            let mut all = next.clone();
-            all.push(pick.clone());
-            let (lo, hi) = key_range(&all)?;
-            return Some(Plan {
-                inputs: alloc::vec![(level, alloc::vec![pick]), (level + 1, next)],
-                output_level: level + 1,
-                bottommost: nothing_below(v, level + 1, &lo, &hi),
-                drop_whole: false,
-            });
+            return plan_push_down(v, level, pick);
         }
         None
     }
