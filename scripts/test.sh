@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every test of the project, from a fresh machine: installs what it needs (idempotently, skipping
-# what is already there), then runs formatting and lint checks, the no_std build, the native
-# tests (unit, behaviour, model-based, crash, format property tests) and the JS tests.
+# what is already there: Rust targets, the pinned wasm-bindgen CLI), then runs formatting and lint
+# checks, the no_std build, the native tests (unit, behaviour, model-based, crash, format
+# properties), builds the npm package's engine, runs the wasm tests in Node and the package's JS
+# tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,5 +59,15 @@ if [ "$status" -ne 0 ]; then
   exit "$status"
 fi
 
-step "JS tests (node --test)"
+step "the npm package's engine: wasm32 build + wasm-bindgen (installs the pinned CLI once)"
+bash scripts/build-package.sh
+
+step "wasm-bindgen-test in Node: the core's page-store conformance suite on the JS adapter"
+CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+  cargo test -p ttlkv-web --target wasm32-unknown-unknown
+
+step "lint of the web bindings for wasm32"
+cargo clippy -p ttlkv-web --target wasm32-unknown-unknown --all-targets -- -D warnings
+
+step "JS tests of the package (node --test)"
 node --test tests/js/

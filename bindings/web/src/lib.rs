@@ -1,12 +1,15 @@
 //! # ttlkv-web
 //!
-//! The bridge between the ttlkv core and JavaScript: the JS clock adapter ([`clock`]) and the
-//! mapping of core errors onto `TtlKvError` objects with a stable `code` ([`error`]). The core
-//! knows nothing of browsers; this crate knows nothing of SST bytes.
+//! The bridge between the ttlkv core and JavaScript: the wasm-bindgen API ([`api`]) the npm
+//! package's JS entry drives, page stores on the JS side ([`store`]), the JS clock adapter
+//! ([`clock`]) and the mapping of core errors onto `TtlKvError` objects with a stable `code`
+//! ([`error`]). The core knows nothing of browsers; this crate knows nothing of SST bytes.
 #![warn(missing_docs)]
 
+pub mod api;
 pub mod clock;
 pub mod error;
+pub mod store;
 
 pub use clock::JsClock;
 pub use error::to_js_error;

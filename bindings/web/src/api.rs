@@ -1,0 +1,613 @@
+//! The wasm-bindgen API the npm package's JS entry (`bindings/js/index.js`) drives. It works on
+//! bytes: the JS entry owns key and value types (string / Uint8Array / JSON) and option parsing;
+//! this layer checks every number it is handed, maps every error to a `TtlKvError`, and returns
+//! Promises. Each async method clones the database handle into its future, so any number of
+//! calls can be in flight on one database (nothing here holds a borrow across an await).
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
+use ttlkv::store::MemoryStore;
+use ttlkv::{
+    Db, DbOptions, Durability, Entry, ExpireCondition, ExpiredEntry, GetExOptions,
+    NamespaceOptions, PutCondition, PutOptions, Replacement, ScanOptions, Snapshot, Ttl,
+    WriteBatch,
+};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::clock::JsClock;
+use crate::error::to_js_error;
+use crate::store::JsAdapterStore;
+
+thread_local! {
+    /// In-memory databases by name: the same name reopens the same data until `destroy`.
+    static MEMORY: RefCell<BTreeMap<String, MemoryStore>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+type JsResult<T> = Result<T, JsValue>;
+
+fn fail(e: ttlkv::Error) -> JsValue {
+    to_js_error(&e)
+}
+
+fn invalid(message: &str) -> JsValue {
+    fail(ttlkv::Error::invalid(message))
+}
+
+/// A JS number that must be a finite integer in i64 range.
+fn int(x: f64, what: &str) -> JsResult<i64> {
+    if !x.is_finite() || x.fract() != 0.0 || x.abs() > 9.007_199_254_740_991e15 {
+        return Err(invalid(&format!("{what} must be a finite integer")));
+    }
+    Ok(x as i64)
+}
+
+/// A JS number that must be an integer > 0 (a TTL in ms).
+fn positive(x: f64, what: &str) -> JsResult<u64> {
+    let n = int(x, what)?;
+    if n <= 0 {
+        return Err(invalid(&format!("{what} must be greater than 0")));
+    }
+    Ok(n as u64)
+}
+
+fn ttl_of(kind: u8, arg: f64) -> JsResult<Ttl> {
+    Ok(match kind {
+        0 => Ttl::Default,
+        1 => Ttl::NoExpiry,
+        2 => Ttl::ExpireAfter(positive(arg, "ttlMs")?),
+        3 => Ttl::ExpireAt(int(arg, "expireAt")?),
+        4 => Ttl::Keep,
+        _ => return Err(invalid("unknown TTL kind")),
+    })
+}
+
+fn condition_of(c: u8) -> JsResult<PutCondition> {
+    Ok(match c {
+        0 => PutCondition::Always,
+        1 => PutCondition::IfAbsent,
+        2 => PutCondition::IfPresent,
+        _ => return Err(invalid("unknown put condition")),
+    })
+}
+
+fn expire_condition_of(bits: u8) -> ExpireCondition {
+    ExpireCondition {
+        nx: bits & 1 != 0,
+        xx: bits & 2 != 0,
+        gt: bits & 4 != 0,
+        lt: bits & 8 != 0,
+    }
+}
+
+fn set(target: &Object, key: &str, value: &JsValue) {
+    // Setting an own property of a fresh plain object cannot fail.
+    let _ = Reflect::set(target, &JsValue::from_str(key), value);
+}
+
+fn bytes(b: &[u8]) -> JsValue {
+    Uint8Array::from(b).into()
+}
+
+fn time(t: Option<i64>) -> JsValue {
+    t.map_or(JsValue::NULL, |t| JsValue::from_f64(t as f64))
+}
+
+fn entry_array(e: &Entry) -> JsValue {
+    Array::of3(&bytes(&e.key), &bytes(&e.value), &time(e.expire_at)).into()
+}
+
+fn expired_array(list: &[ExpiredEntry]) -> Array {
+    list.iter()
+        .map(|e| {
+            let a = Array::of3(
+                &JsValue::from_str(&e.namespace),
+                &bytes(&e.key),
+                &bytes(&e.value),
+            );
+            a.push(&JsValue::from_f64(e.expire_at as f64));
+            JsValue::from(a)
+        })
+        .collect()
+}
+
+fn promise<F, T>(future: F) -> Promise
+where
+    F: core::future::Future<Output = JsResult<T>> + 'static,
+    T: Into<JsValue>,
+{
+    future_to_promise(async move { future.await.map(Into::into) })
+}
+
+fn scan_options(
+    prefix: Option<Vec<u8>>,
+    start: Option<Vec<u8>>,
+    end: Option<Vec<u8>>,
+    limit: f64,
+    reverse: bool,
+) -> JsResult<ScanOptions> {
+    let limit = if limit < 0.0 {
+        None
+    } else {
+        Some(int(limit, "limit")? as usize)
+    };
+    Ok(ScanOptions {
+        prefix,
+        start,
+        end,
+        limit,
+        reverse,
+    })
+}
+
+/// Open (or create) database `name` on `storage` ("memory" or an adapter object) with
+/// `options` `{ defaultTtlMs, durability, clock }` (already checked by the JS entry).
+#[wasm_bindgen(js_name = openDb)]
+pub fn open_db(name: String, storage: JsValue, options: JsValue) -> Promise {
+    console_error_panic_hook::set_once();
+    promise(async move {
+        let get = |k: &str| Reflect::get(&options, &JsValue::from_str(k)).unwrap_or_default();
+        let default_ttl_ms = match get("defaultTtlMs").as_f64() {
+            Some(ms) => Some(positive(ms, "defaultTtlMs")?),
+            None => None,
+        };
+        let durability = match get("durability").as_string().as_deref() {
+            None | Some("durable") => Durability::Durable,
+            Some("relaxed") => Durability::Relaxed,
+            Some(_) => return Err(invalid("durability must be \"durable\" or \"relaxed\"")),
+        };
+        let clock = match get("clock").dyn_into::<Function>() {
+            Ok(f) => JsClock::Function(f),
+            Err(_) => JsClock::DateNow,
+        };
+        let options = DbOptions {
+            default_ttl_ms,
+            durability,
+            ..DbOptions::default()
+        };
+        let db = if storage.as_string().as_deref() == Some("memory") {
+            let store = MEMORY.with(|m| m.borrow_mut().entry(name).or_default().clone());
+            Db::open(store, clock, options).await
+        } else {
+            let target = storage
+                .dyn_into::<Object>()
+                .map_err(|_| invalid("storage must be \"memory\" or an adapter object"))?;
+            let store = JsAdapterStore::new(target).map_err(fail)?;
+            Db::open(store, clock, options).await
+        }
+        .map_err(fail)?;
+        Ok(WasmDb { db })
+    })
+}
+
+/// Forget the in-memory database `name` (`destroy(name)` for memory storage).
+#[wasm_bindgen(js_name = destroyMemory)]
+pub fn destroy_memory(name: &str) -> bool {
+    MEMORY.with(|m| m.borrow_mut().remove(name).is_some())
+}
+
+/// One open database (or one namespace of it).
+#[wasm_bindgen]
+pub struct WasmDb {
+    db: Db,
+}
+
+#[wasm_bindgen]
+impl WasmDb {
+    /// `put(key, value, ttlKind, ttlArg, condition)` → `Promise<boolean>`.
+    pub fn put(
+        &self,
+        key: Vec<u8>,
+        value: Vec<u8>,
+        ttl_kind: u8,
+        ttl_arg: f64,
+        condition: u8,
+    ) -> Promise {
+        let db = self.db.clone();
+        promise(async move {
+            let options = PutOptions {
+                ttl: ttl_of(ttl_kind, ttl_arg)?,
+                condition: condition_of(condition)?,
+            };
+            let ok = db
+                .put_with_options(&key, &value, options)
+                .await
+                .map_err(fail)?;
+            Ok(JsValue::from_bool(ok))
+        })
+    }
+
+    /// `get(key)` → `Promise<Uint8Array | undefined>`.
+    pub fn get(&self, key: Vec<u8>) -> Promise {
+        let db = self.db.clone();
+        promise(async move {
+            let v = db.get(&key).await.map_err(fail)?;
+            Ok(v.map_or(JsValue::UNDEFINED, |v| bytes(&v)))
+        })
+    }
+
+    /// `getEntry(key)` → `Promise<[key, value, expireAt | null] | undefined>`.
+    #[wasm_bindgen(js_name = getEntry)]
+    pub fn get_entry(&self, key: Vec<u8>) -> Promise {
+        let db = self.db.clone();
+        promise(async move {
+            let e = db.get_entry(&key).await.map_err(fail)?;
+            Ok(e.as_ref().map_or(JsValue::UNDEFINED, entry_array))
+        })
+    }
+
+    /// `has(key)` → `Promise<boolean>`.
+    pub fn has(&self, key: Vec<u8>) -> Promise {
+        let db = self.db.clone();
+        promise(async move { Ok(JsValue::from_bool(db.has(&key).await.map_err(fail)?)) })
+    }
+
+    /// `delete(key)` → `Promise<boolean>`.
+    pub fn delete(&self, key: Vec<u8>) -> Promise {
+        let db = self.db.clone();
+        promise(async move { Ok(JsValue::from_bool(db.delete(&key).await.map_err(fail)?)) })
+    }
+
+    /// `ttl(key)` → `Promise<number>` (−1 no expiry, −2 absent).
+    pub fn ttl(&self, key: Vec<u8>) -> Promise {
+        let db = self.db.clone();
+        promise(async move { Ok(JsValue::from_f64(db.ttl(&key).await.map_err(fail)? as f64)) })
+    }
+
+    /// `expire(key, ttlMs, conditionBits)` → `Promise<boolean>` (bits: nx 1, xx 2, gt 4, lt 8).
+    pub fn expire(&self, key: Vec<u8>, ttl_ms: f64, condition: u8) -> Promise {
+        let db = self.db.clone();
+        promise(async move {
+            let ms = positive(ttl_ms, "ttlMs")?;
+            let ok = db
+                .expire(&key, ms, expire_condition_of(condition))
+                .await
+                .map_err(fail)?;
+            Ok(JsValue::from_bool(ok))
+        })
+    }
+
+    /// `expireAt(key, atMs, conditionBits)` → `Promise<boolean>`.
+    #[wasm_bindgen(js_name = expireAt)]
+    pub fn expire_at(&self, key: Vec<u8>, at_ms: f64, condition: u8) -> Promise {
+        let db = self.db.clone();
+        promise(async move {
+            let at = int(at_ms, "atMs")?;
+            let ok = db
+                .expire_at(&key, at, expire_condition_of(condition))
+                .await
+                .map_err(fail)?;
+            Ok(JsValue::from_bool(ok))
+        })
+    }
+
+    /// `persist(key)` → `Promise<boolean>`.
+    pub fn persist(&self, key: Vec<u8>) -> Promise {
+        let db = self.db.clone();
+        promise(async move { Ok(JsValue::from_bool(db.persist(&key).await.map_err(fail)?)) })
+    }
+
+    /// `getEx(key, kind, arg)` → `Promise<Uint8Array | undefined>` (kind: 0 ttlMs, 1 expireAt,
+    /// 2 persist).
+    #[wasm_bindgen(js_name = getEx)]
+    pub fn get_ex(&self, key: Vec<u8>, kind: u8, arg: f64) -> Promise {
+        let db = self.db.clone();
+        promise(async move {
+            let options = match kind {
+                0 => GetExOptions::ExpireAfter(positive(arg, "ttlMs")?),
+                1 => GetExOptions::ExpireAt(int(arg, "expireAt")?),
+                2 => GetExOptions::Persist,
+                _ => return Err(invalid("unknown getEx option")),
+            };
+            let v = db.get_ex(&key, options).await.map_err(fail)?;
+            Ok(v.map_or(JsValue::UNDEFINED, |v| bytes(&v)))
+        })
+    }
+
+    /// `scan(prefix?, start?, end?, limit (−1 = none), reverse)` → `Promise<[key, value,
+    /// expireAt][]>`.
+    pub fn scan(
+        &self,
+        prefix: Option<Vec<u8>>,
+        start: Option<Vec<u8>>,
+        end: Option<Vec<u8>>,
+        limit: f64,
+        reverse: bool,
+    ) -> Promise {
+        let db = self.db.clone();
+        promise(async move {
+            let options = scan_options(prefix, start, end, limit, reverse)?;
+            let entries = db.scan(&options).await.map_err(fail)?;
+            Ok(JsValue::from(
+                entries.iter().map(entry_array).collect::<Array>(),
+            ))
+        })
+    }
+
+    /// `batch(ops)` → `Promise<boolean>`; each op `[0, key, value, ttlKind, ttlArg, condition]`
+    /// (put) or `[1, key]` (delete). `false`: a condition failed and nothing was written.
+    pub fn batch(&self, ops: Array) -> Promise {
+        let db = self.db.clone();
+        promise(async move {
+            let mut batch = WriteBatch::new();
+            for op in ops.iter() {
+                let op: Array = op
+                    .dyn_into()
+                    .map_err(|_| invalid("a batch op must be an array"))?;
+                let key = Uint8Array::new(&op.get(1)).to_vec();
+                match op.get(0).as_f64() {
+                    Some(0.0) => {
+                        let value = Uint8Array::new(&op.get(2)).to_vec();
+                        let kind = op.get(3).as_f64().unwrap_or(0.0) as u8;
+                        let options = PutOptions {
+                            ttl: ttl_of(kind, op.get(4).as_f64().unwrap_or(f64::NAN))?,
+                            condition: condition_of(op.get(5).as_f64().unwrap_or(0.0) as u8)?,
+                        };
+                        batch.put_with_options(&key, &value, options);
+                    }
+                    Some(1.0) => {
+                        batch.delete(&key);
+                    }
+                    _ => return Err(invalid("unknown batch op type")),
+                }
+            }
+            Ok(JsValue::from_bool(db.write(batch).await.map_err(fail)?))
+        })
+    }
+
+    /// `namespace(name, hasOptions, defaultTtlMs (NaN = none), maxTtlMs (NaN = none))` →
+    /// `Promise<WasmDb>`.
+    pub fn namespace(
+        &self,
+        name: String,
+        has_options: bool,
+        default_ttl_ms: f64,
+        max_ttl_ms: f64,
+    ) -> Promise {
+        let db = self.db.clone();
+        promise(async move {
+            let optional = |x: f64, what| {
+                if x.is_nan() {
+                    Ok(None)
+                } else {
+                    positive(x, what).map(Some)
+                }
+            };
+            let options = if has_options {
+                Some(NamespaceOptions {
+                    default_ttl_ms: optional(default_ttl_ms, "defaultTtlMs")?,
+                    max_ttl_ms: optional(max_ttl_ms, "maxTtlMs")?,
+                })
+            } else {
+                None
+            };
+            let db = db.namespace(&name, options).await.map_err(fail)?;
+            Ok(WasmDb { db })
+        })
+    }
+
+    /// `dropNamespace(name)` → `Promise<boolean>`.
+    #[wasm_bindgen(js_name = dropNamespace)]
+    pub fn drop_namespace(&self, name: String) -> Promise {
+        let db = self.db.clone();
+        promise(async move {
+            Ok(JsValue::from_bool(
+                db.drop_namespace(&name).await.map_err(fail)?,
+            ))
+        })
+    }
+
+    /// A snapshot of this namespace now.
+    pub fn snapshot(&self) -> JsResult<WasmSnapshot> {
+        let snapshot = self.db.snapshot().map_err(fail)?;
+        Ok(WasmSnapshot {
+            snapshot: Rc::new(snapshot),
+        })
+    }
+
+    /// `purgeExpired(limit)` → `Promise<{ removed, rewritten, stale, moreDue, expired:
+    /// [namespace, key, value, expireAt][], hookErrors: Error[] }>`.
+    #[wasm_bindgen(js_name = purgeExpired)]
+    pub fn purge_expired(&self, limit: f64) -> Promise {
+        let db = self.db.clone();
+        promise(async move {
+            let limit = positive(limit, "limit")? as usize;
+            let r = db.purge_expired(limit).await.map_err(fail)?;
+            Ok(JsValue::from(purge_object(&r)))
+        })
+    }
+
+    /// `maintenance()` → `Promise<{ nextWakeupMs: number | null, purge }>`: one bounded slice of
+    /// due work (the automatic maintenance timer calls this).
+    pub fn maintenance(&self) -> Promise {
+        let db = self.db.clone();
+        promise(async move {
+            let m = db.maintenance_step().await.map_err(fail)?;
+            let o = Object::new();
+            set(&o, "nextWakeupMs", &time(m.next_wakeup_ms));
+            set(&o, "purge", &purge_object(&m.purge));
+            Ok(JsValue::from(o))
+        })
+    }
+
+    /// When maintenance is next due (ms since the epoch), or `null`.
+    #[wasm_bindgen(js_name = nextWakeupMs)]
+    pub fn next_wakeup_ms(&self) -> JsValue {
+        time(self.db.next_wakeup_ms())
+    }
+
+    /// The current time on the database's monotonic clock.
+    pub fn now(&self) -> f64 {
+        self.db.now() as f64
+    }
+
+    /// `setExpireHook(fn | null)`: `fn(namespace, key, value, expireAt)` may return
+    /// `[value, ttlKind, ttlArg]` to rewrite the key instead of letting it expire. A hook that
+    /// throws or returns anything else lets the key expire.
+    #[wasm_bindgen(js_name = setExpireHook)]
+    pub fn set_expire_hook(&self, hook: JsValue) {
+        let Ok(f) = hook.dyn_into::<Function>() else {
+            self.db.set_expire_hook(None);
+            return;
+        };
+        self.db
+            .set_expire_hook(Some(Rc::new(move |e: &ExpiredEntry| {
+                let args = Array::of4(
+                    &JsValue::from_str(&e.namespace),
+                    &bytes(&e.key),
+                    &bytes(&e.value),
+                    &JsValue::from_f64(e.expire_at as f64),
+                );
+                let out = f.apply(&JsValue::UNDEFINED, &args).ok()?;
+                let out: Array = out.dyn_into().ok()?;
+                let value = out.get(0).dyn_into::<Uint8Array>().ok()?.to_vec();
+                let kind = out.get(1).as_f64()? as u8;
+                let ttl = ttl_of(kind, out.get(2).as_f64().unwrap_or(f64::NAN)).ok()?;
+                Some(Replacement { value, ttl })
+            })));
+    }
+
+    /// `flush()` → `Promise<void>`.
+    pub fn flush(&self) -> Promise {
+        let db = self.db.clone();
+        promise(async move { db.flush().await.map(|_| JsValue::UNDEFINED).map_err(fail) })
+    }
+
+    /// `compact()` → `Promise<void>`.
+    pub fn compact(&self) -> Promise {
+        let db = self.db.clone();
+        promise(async move { db.compact().await.map(|_| JsValue::UNDEFINED).map_err(fail) })
+    }
+
+    /// `close()` → `Promise<void>`.
+    pub fn close(&self) -> Promise {
+        let db = self.db.clone();
+        promise(async move { db.close().await.map(|_| JsValue::UNDEFINED).map_err(fail) })
+    }
+
+    /// Sizes and shapes (see `Stats` in API.md).
+    pub fn stats(&self) -> JsValue {
+        let s = self.db.stats();
+        let o = Object::new();
+        set(
+            &o,
+            "memtableBytes",
+            &JsValue::from_f64(s.memtable_bytes as f64),
+        );
+        set(&o, "walBytes", &JsValue::from_f64(s.wal_bytes as f64));
+        set(&o, "cacheBytes", &JsValue::from_f64(s.cache_bytes as f64));
+        let levels: Array = s
+            .levels
+            .iter()
+            .map(|l| {
+                let lo = Object::new();
+                set(&lo, "level", &JsValue::from_f64(l.level as f64));
+                let ssts: Array = l
+                    .ssts
+                    .iter()
+                    .map(|t| {
+                        let so = Object::new();
+                        set(&so, "id", &JsValue::from_f64(t.id as f64));
+                        set(&so, "bytes", &JsValue::from_f64(t.bytes as f64));
+                        set(&so, "rows", &JsValue::from_f64(t.rows as f64));
+                        set(&so, "minExpireAt", &time(t.min_expire_at));
+                        set(&so, "maxExpireAt", &time(t.max_expire_at));
+                        let p = match t.expiry_percentiles {
+                            Some(p) => p
+                                .iter()
+                                .map(|x| JsValue::from_f64(*x as f64))
+                                .collect::<Array>()
+                                .into(),
+                            None => JsValue::NULL,
+                        };
+                        set(&so, "expiryPercentiles", &p);
+                        JsValue::from(so)
+                    })
+                    .collect();
+                set(&lo, "ssts", &ssts);
+                JsValue::from(lo)
+            })
+            .collect();
+        set(&o, "levels", &levels);
+        o.into()
+    }
+}
+
+fn purge_object(r: &ttlkv::PurgeReport) -> Object {
+    let o = Object::new();
+    set(&o, "removed", &JsValue::from_f64(r.removed as f64));
+    set(&o, "rewritten", &JsValue::from_f64(r.rewritten as f64));
+    set(&o, "stale", &JsValue::from_f64(r.stale as f64));
+    set(&o, "moreDue", &JsValue::from_bool(r.more_due));
+    set(&o, "expired", &expired_array(&r.expired));
+    let errors: Array = r.hook_errors.iter().map(to_js_error).collect();
+    set(&o, "hookErrors", &errors);
+    o
+}
+
+/// A snapshot: reads as of the moment it was taken, expiry included.
+#[wasm_bindgen]
+pub struct WasmSnapshot {
+    snapshot: Rc<Snapshot>,
+}
+
+#[wasm_bindgen]
+impl WasmSnapshot {
+    /// `get(key)` → `Promise<Uint8Array | undefined>`.
+    pub fn get(&self, key: Vec<u8>) -> Promise {
+        let s = self.snapshot.clone();
+        promise(async move {
+            let v = s.get(&key).await.map_err(fail)?;
+            Ok(v.map_or(JsValue::UNDEFINED, |v| bytes(&v)))
+        })
+    }
+
+    /// `getEntry(key)` → `Promise<[key, value, expireAt | null] | undefined>`.
+    #[wasm_bindgen(js_name = getEntry)]
+    pub fn get_entry(&self, key: Vec<u8>) -> Promise {
+        let s = self.snapshot.clone();
+        promise(async move {
+            let e = s.get_entry(&key).await.map_err(fail)?;
+            Ok(e.as_ref().map_or(JsValue::UNDEFINED, entry_array))
+        })
+    }
+
+    /// `has(key)` → `Promise<boolean>`.
+    pub fn has(&self, key: Vec<u8>) -> Promise {
+        let s = self.snapshot.clone();
+        promise(async move { Ok(JsValue::from_bool(s.has(&key).await.map_err(fail)?)) })
+    }
+
+    /// `ttl(key)` → `Promise<number>` at the snapshot's time.
+    pub fn ttl(&self, key: Vec<u8>) -> Promise {
+        let s = self.snapshot.clone();
+        promise(async move { Ok(JsValue::from_f64(s.ttl(&key).await.map_err(fail)? as f64)) })
+    }
+
+    /// Like `WasmDb.scan`, as of the snapshot.
+    pub fn scan(
+        &self,
+        prefix: Option<Vec<u8>>,
+        start: Option<Vec<u8>>,
+        end: Option<Vec<u8>>,
+        limit: f64,
+        reverse: bool,
+    ) -> Promise {
+        let s = self.snapshot.clone();
+        promise(async move {
+            let options = scan_options(prefix, start, end, limit, reverse)?;
+            let entries = s.scan(&options).await.map_err(fail)?;
+            Ok(JsValue::from(
+                entries.iter().map(entry_array).collect::<Array>(),
+            ))
+        })
+    }
+
+    /// Let the snapshot go; later calls reject with `CLOSED`.
+    pub fn release(&self) {
+        self.snapshot.release();
+    }
+}

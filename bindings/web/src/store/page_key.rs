@@ -1,0 +1,73 @@
+//! Page ids as strings for stores keyed by strings (the JS adapter, IndexedDB): fixed-width hex,
+//! so the strings of one kind sort like the ids.
+
+use ttlkv::store::{PageId, PageKind};
+
+/// The string prefix of a page kind.
+pub fn kind_prefix(kind: PageKind) -> &'static str {
+    match kind {
+        PageKind::Wal => "w/",
+        PageKind::SstMeta => "m/",
+        PageKind::SstData => "d/",
+    }
+}
+
+/// The string key of a page: `w/<file>`, `m/<file>` or `d/<file>/<index>` in fixed-width hex.
+pub fn page_key(id: PageId) -> String {
+    match id.kind {
+        PageKind::SstData => format!("d/{:016x}/{:08x}", id.file, id.index),
+        kind => format!("{}{:016x}", kind_prefix(kind), id.file),
+    }
+}
+
+/// The page id of a string key, if it is one.
+pub fn parse_page_key(key: &str) -> Option<PageId> {
+    let hex64 = |s: &str| {
+        (s.len() == 16)
+            .then(|| u64::from_str_radix(s, 16).ok())
+            .flatten()
+    };
+    if let Some(rest) = key.strip_prefix("w/") {
+        return hex64(rest).map(PageId::wal);
+    }
+    if let Some(rest) = key.strip_prefix("m/") {
+        return hex64(rest).map(PageId::sst_meta);
+    }
+    let rest = key.strip_prefix("d/")?;
+    let (file, index) = rest.split_once('/')?;
+    let index = (index.len() == 8)
+        .then(|| u32::from_str_radix(index, 16).ok())
+        .flatten()?;
+    Some(PageId::sst_data(hex64(file)?, index))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_keys_round_trip_and_sort_like_ids() {
+        let ids = [
+            PageId::wal(1),
+            PageId::wal(0x1_0000),
+            PageId::sst_meta(7),
+            PageId::sst_data(7, 0),
+            PageId::sst_data(7, 255),
+            PageId::sst_data(300, 1),
+        ];
+        for id in ids {
+            assert_eq!(parse_page_key(&page_key(id)), Some(id));
+        }
+        let mut data: Vec<_> = ids
+            .iter()
+            .filter(|i| i.kind == PageKind::SstData)
+            .copied()
+            .collect();
+        let mut keys: Vec<_> = data.iter().map(|i| page_key(*i)).collect();
+        keys.sort();
+        data.sort();
+        assert_eq!(keys, data.iter().map(|i| page_key(*i)).collect::<Vec<_>>());
+        assert_eq!(parse_page_key("d/zz"), None);
+        assert_eq!(parse_page_key("w/1"), None);
+    }
+}

@@ -1,0 +1,53 @@
+//! The page-store conformance suite of the core, run in Node on the JS page-store adapter over an
+//! adapter written in JavaScript (a Map that keeps the contract). Run with
+//! `CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+//!  cargo test -p ttlkv-web --target wasm32-unknown-unknown`.
+#![cfg(target_arch = "wasm32")]
+
+use js_sys::Object;
+use ttlkv::store::conformance;
+use ttlkv_web::store::JsAdapterStore;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_test::*;
+
+#[wasm_bindgen(inline_js = r#"
+export function mapAdapter() {
+  const pages = new Map();
+  let manifest = null;
+  return {
+    async readManifest() { return manifest && { version: manifest.version, bytes: manifest.bytes.slice() }; },
+    async getPage(key) { const p = pages.get(key); return p && p.slice(); },
+    async listPages(prefix) { return [...pages.keys()].filter((k) => k.startsWith(prefix)).sort(); },
+    async commit({ expectedVersion, manifest: next, puts, deletes }) {
+      const current = manifest ? manifest.version : 0;
+      if (current !== expectedVersion) {
+        throw Object.assign(new Error("stale manifest version"), { code: "FENCED" });
+      }
+      if (next && next.version <= expectedVersion) {
+        throw Object.assign(new Error("manifest version must grow"), { code: "INVALID" });
+      }
+      for (const k of deletes) pages.delete(k);
+      for (const [k, bytes] of puts) pages.set(k, bytes.slice());
+      if (next) manifest = { version: next.version, bytes: next.bytes.slice() };
+    },
+  };
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = mapAdapter)]
+    fn map_adapter() -> Object;
+}
+
+#[wasm_bindgen_test]
+async fn the_js_adapter_passes_the_page_store_conformance_suite() {
+    let ran = conformance::run_all(|| JsAdapterStore::new(map_adapter()).expect("adapter")).await;
+    assert_eq!(ran, conformance::BEHAVIOURS.len());
+}
+
+#[wasm_bindgen_test]
+fn an_adapter_missing_a_function_is_a_clear_error() {
+    let incomplete = Object::new();
+    let e = JsAdapterStore::new(incomplete).err().expect("rejected");
+    assert_eq!(e.kind(), ttlkv::ErrorKind::InvalidArgument);
+    assert!(e.message().contains("readManifest"));
+}

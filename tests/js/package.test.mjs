@@ -1,0 +1,287 @@
+// The npm package's API (API.md) on Node: memory storage and a page-store adapter, on a fake
+// clock. Build first: `bash scripts/build-package.sh`.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { open, destroy, TtlKvError } from "../../bindings/js/index.js";
+import { fakeClock, mapAdapter, T0 } from "./helpers.mjs";
+
+let n = 0;
+const fresh = (opts = {}) => {
+  const clock = fakeClock();
+  const name = `t${n++}`;
+  return open(name, { storage: "memory", clock, maintenance: "manual", ...opts }).then((db) => ({ db, clock, name }));
+};
+
+async function rejects(promise, code) {
+  await assert.rejects(promise, (e) => {
+    assert.ok(e instanceof TtlKvError, `not a TtlKvError: ${e}`);
+    assert.ok(e instanceof Error);
+    assert.equal(e.name, "TtlKvError");
+    assert.equal(e.code, code, e.message);
+    return true;
+  });
+}
+
+test("values keep their type: string, Uint8Array, JSON", async () => {
+  const { db } = await fresh();
+  await db.put("s", "hello");
+  await db.put("b", new Uint8Array([1, 2, 3]));
+  await db.put("j", { a: [1, 2.5, null, true], b: { c: "d" } });
+  await db.put("n", 42);
+  await db.put("z", null);
+  assert.equal(await db.get("s"), "hello");
+  assert.deepEqual(await db.get("b"), new Uint8Array([1, 2, 3]));
+  assert.deepEqual(await db.get("j"), { a: [1, 2.5, null, true], b: { c: "d" } });
+  assert.equal(await db.get("n"), 42);
+  assert.equal(await db.get("z"), null);
+  assert.equal(await db.get("missing"), undefined);
+});
+
+test("__proto__ keys round-trip as plain data and touch no prototype", async () => {
+  const { db } = await fresh();
+  const value = JSON.parse('{"__proto__": {"polluted": true}, "x": 1}');
+  await db.put("p", value);
+  const back = await db.get("p");
+  assert.equal(({}).polluted, undefined);
+  assert.equal(Object.getPrototypeOf(back), Object.prototype);
+  assert.deepEqual(Object.keys(back), ["__proto__", "x"]);
+  assert.equal(back.polluted, undefined);
+});
+
+test("a string key and its UTF-8 bytes are the same key; entries give keys back by type", async () => {
+  const { db } = await fresh();
+  await db.put("k", "v");
+  assert.equal(await db.get(new TextEncoder().encode("k")), "v");
+  await db.put(new Uint8Array([0xff]), "bin");
+  const entries = [];
+  for await (const e of db.scan()) entries.push(e);
+  assert.deepEqual(entries.map((e) => e.key), ["k", new Uint8Array([0xff])]);
+  assert.deepEqual(await db.getEntry("k"), { key: "k", value: "v", expireAt: null });
+});
+
+test("ttl: expiry on a fake clock, -1 and -2, defaultTtlMs", async () => {
+  const { db, clock } = await fresh({ defaultTtlMs: 5_000 });
+  await db.put("a", "1", { ttlMs: 1_000 });
+  await db.put("d", "2");
+  await db.put("p", "3", { noExpiry: true });
+  assert.equal(await db.ttl("a"), 1_000);
+  assert.equal(await db.ttl("d"), 5_000);
+  assert.equal(await db.ttl("p"), -1);
+  assert.equal(await db.ttl("none"), -2);
+  clock.advance(1_000);
+  assert.equal(await db.get("a"), undefined);
+  assert.equal(await db.has("a"), false);
+  assert.deepEqual(await db.getEntry("d"), { key: "d", value: "2", expireAt: T0 + 5_000 });
+});
+
+test("put options: expireAt in the past leaves the key absent; keepTtl; ifAbsent / ifPresent", async () => {
+  const { db, clock } = await fresh();
+  await db.put("k", "v");
+  assert.equal(await db.put("k", "v2", { expireAt: T0 - 1 }), true);
+  assert.equal(await db.get("k"), undefined);
+  await db.put("t", "1", { ttlMs: 100 });
+  clock.advance(40);
+  await db.put("t", "2", { keepTtl: true });
+  assert.equal(await db.ttl("t"), 60);
+  assert.equal(await db.put("t", "3", { ifAbsent: true }), false);
+  assert.equal(await db.put("new", "1", { ifPresent: true }), false);
+  assert.equal(await db.put("new", "1", { ifAbsent: true }), true);
+});
+
+test("expire / expireAt with nx xx gt lt, persist, getEx", async () => {
+  const { db, clock } = await fresh();
+  await db.put("k", "v");
+  assert.equal(await db.expire("k", 100, { gt: true }), false, "no TTL counts as infinite");
+  assert.equal(await db.expire("k", 100, { lt: true }), true);
+  assert.equal(await db.expire("k", 50, { nx: true }), false);
+  assert.equal(await db.expire("k", 200, { xx: true, gt: true }), true);
+  assert.equal(await db.expireAt("k", T0 + 150, { lt: true }), true);
+  assert.equal(await db.ttl("k"), 150);
+  assert.equal(await db.persist("k"), true);
+  assert.equal(await db.persist("k"), false);
+  assert.equal(await db.getEx("k", { ttlMs: 30 }), "v");
+  assert.equal(await db.ttl("k"), 30);
+  clock.advance(20);
+  assert.equal(await db.getEx("k", { ttlMs: 30 }), "v", "sliding session");
+  clock.advance(20);
+  assert.equal(await db.get("k"), "v");
+  assert.equal(await db.getEx("k", { persist: true }), "v");
+  assert.equal(await db.ttl("k"), -1);
+  assert.equal(await db.getEx("missing", { ttlMs: 5 }), undefined);
+});
+
+test("scan: prefix, start/end, reverse, limit, across pages", async () => {
+  const { db } = await fresh();
+  for (let i = 0; i < 600; i++) await db.put(`user:${String(i).padStart(4, "0")}`, i);
+  await db.put("other", 0);
+  const keys = async (opts) => {
+    const out = [];
+    for await (const e of db.scan(opts)) out.push(e.key);
+    return out;
+  };
+  assert.equal((await keys({ prefix: "user:" })).length, 600);
+  assert.deepEqual(await keys({ start: "user:0010", end: "user:0013" }), ["user:0010", "user:0011", "user:0012"]);
+  assert.deepEqual(await keys({ prefix: "user:", reverse: true, limit: 2 }), ["user:0599", "user:0598"]);
+  const all = await keys({ reverse: true });
+  assert.equal(all.length, 601);
+  assert.equal(all[0], "user:0599");
+});
+
+test("batch is atomic: a failed condition writes nothing", async () => {
+  const { db } = await fresh();
+  await db.batch([
+    { type: "put", key: "a", value: 1 },
+    { type: "put", key: "b", value: 2, ttlMs: 50 },
+    { type: "delete", key: "c" },
+  ]);
+  assert.equal(await db.get("a"), 1);
+  await rejects(db.batch([{ type: "put", key: "x", value: 1 }, { type: "put", key: "a", value: 9, ifAbsent: true }]), "INVALID_ARGUMENT");
+  assert.equal(await db.get("x"), undefined);
+  assert.equal(await db.get("a"), 1);
+});
+
+test("snapshots read at their own time, expiry included", async () => {
+  const { db, clock } = await fresh();
+  await db.put("k", "v", { ttlMs: 100 });
+  const snap = await db.snapshot();
+  clock.advance(100);
+  await db.put("k2", "later");
+  assert.equal(await db.get("k"), undefined);
+  assert.equal(await snap.get("k"), "v");
+  assert.equal(await snap.has("k2"), false);
+  snap.release();
+  await rejects(snap.get("k"), "CLOSED");
+});
+
+test("namespaces: separate keyspaces, default and max TTL, drop", async () => {
+  const { db } = await fresh();
+  const otp = db.namespace("otp", { defaultTtlMs: 1_000, maxTtlMs: 5_000 });
+  await otp.put("code", "123");
+  await db.put("code", "default ns");
+  assert.equal(await otp.get("code"), "123");
+  assert.equal(await otp.ttl("code"), 1_000);
+  await otp.put("long", "x", { ttlMs: 60_000 });
+  assert.equal(await otp.ttl("long"), 5_000);
+  assert.equal(await db.dropNamespace("otp"), true);
+  await rejects(otp.get("code"), "CLOSED");
+  assert.equal(await db.get("code"), "default ns");
+});
+
+test("purgeExpired fires one expire event per key; onExpire can rewrite a key", async () => {
+  const events = [];
+  const { db, clock } = await fresh({
+    onExpire: (e) => (e.key === "renew" ? { value: "renewed", ttlMs: 1_000 } : undefined),
+  });
+  db.on("expire", (e) => events.push(e));
+  await db.put("a", { session: 1 }, { ttlMs: 10 });
+  await db.put("renew", "old", { ttlMs: 10 });
+  clock.advance(10);
+  assert.equal(await db.purgeExpired(), 1);
+  assert.deepEqual(events, [{ key: "a", value: { session: 1 }, expireAt: T0 + 10 }]);
+  assert.equal(await db.get("renew"), "renewed");
+  assert.equal(await db.purgeExpired(), 0);
+  assert.equal(events.length, 1, "exactly once");
+});
+
+test("automatic maintenance fires expire events with no call from the app", async () => {
+  const events = [];
+  const db = await open(`auto${n++}`, { storage: "memory" });
+  db.on("expire", (e) => events.push(e.key));
+  await db.put("soon", "v", { ttlMs: 30 });
+  await new Promise((r) => setTimeout(r, 150));
+  assert.deepEqual(events, ["soon"]);
+  await db.close();
+});
+
+test("1,000 concurrent mixed calls on one db are safe", async () => {
+  const { db } = await fresh();
+  const calls = [];
+  for (let i = 0; i < 1_000; i++) {
+    const k = `k${i % 50}`;
+    switch (i % 5) {
+      case 0: calls.push(db.put(k, i, { ttlMs: 1_000 + i })); break;
+      case 1: calls.push(db.get(k)); break;
+      case 2: calls.push(db.delete(k)); break;
+      case 3: calls.push(db.expire(k, 500)); break;
+      default: calls.push(db.put(k, { i }, { ifAbsent: true }));
+    }
+  }
+  const results = await Promise.allSettled(calls);
+  assert.equal(results.filter((r) => r.status === "rejected").length, 0);
+});
+
+test("a page-store adapter persists the data across close and reopen", async () => {
+  const adapter = mapAdapter();
+  const clock = fakeClock();
+  const db = await open("a", { storage: adapter, clock, maintenance: "manual" });
+  await db.put("k", "v", { ttlMs: 10_000 });
+  await db.flush();
+  await db.put("wal-only", [1, 2]);
+  await db.close();
+  await rejects(db.get("k"), "CLOSED");
+  const again = await open("a", { storage: adapter, clock, maintenance: "manual" });
+  assert.equal(await again.get("k"), "v");
+  assert.deepEqual(await again.get("wal-only"), [1, 2]);
+  assert.equal(await again.ttl("k"), 10_000);
+  assert.ok(adapter.commits > 2);
+});
+
+test("a second writer on the same adapter fences the first", async () => {
+  const adapter = mapAdapter();
+  const first = await open("f", { storage: adapter, maintenance: "manual" });
+  await first.put("k", "1");
+  const second = await open("f", { storage: adapter, maintenance: "manual" });
+  await rejects(first.put("k", "2"), "FENCED");
+  assert.equal(await second.get("k"), "1");
+});
+
+test("an adapter out of room gives QUOTA_EXCEEDED and nothing half-written", async () => {
+  const adapter = mapAdapter();
+  const db = await open("q", { storage: adapter, maintenance: "manual" });
+  await db.put("small", "v");
+  adapter.quota = adapter.bytes + 100;
+  const before = adapter.bytes;
+  await rejects(db.put("big", "x".repeat(1000)), "QUOTA_EXCEEDED");
+  assert.equal(adapter.bytes, before, "nothing half-written");
+  assert.equal(await db.get("big"), undefined);
+  assert.equal(await db.get("small"), "v");
+  adapter.quota = Infinity;
+  await db.put("big", "ok");
+  assert.equal(await db.get("big"), "ok");
+});
+
+test("memory storage reopens by name until destroy", async () => {
+  const db = await open("named", { storage: "memory", maintenance: "manual" });
+  await db.put("k", "v");
+  await db.close();
+  assert.equal(await (await open("named", { storage: "memory" })).get("k"), "v");
+  await destroy("named");
+  assert.equal(await (await open("named", { storage: "memory" })).get("k"), undefined);
+});
+
+test("bad input is a TtlKvError with the right code, never a crash", async () => {
+  const { db } = await fresh();
+  await rejects(db.put("", "v"), "INVALID_ARGUMENT");
+  await rejects(db.put("x".repeat(4097), "v"), "KEY_TOO_LARGE");
+  await rejects(db.put(42, "v"), "INVALID_ARGUMENT");
+  await rejects(db.put("k", undefined), "INVALID_ARGUMENT");
+  await rejects(db.put("k", NaN), "INVALID_ARGUMENT");
+  await rejects(db.put("k", { d: new Date() }), "INVALID_ARGUMENT");
+  const cyclic = {};
+  cyclic.self = cyclic;
+  await rejects(db.put("k", cyclic), "INVALID_ARGUMENT");
+  for (const ttlMs of [0, -1, 1.5, NaN, Infinity, "10"]) await rejects(db.put("k", "v", { ttlMs }), "INVALID_ARGUMENT");
+  await rejects(db.put("k", "v", { ttlMs: 10, noExpiry: true }), "INVALID_ARGUMENT");
+  await rejects(db.put("k", "v", { ifAbsent: true, ifPresent: true }), "INVALID_ARGUMENT");
+  await rejects(db.put("k", "v", { bogus: 1 }), "INVALID_ARGUMENT");
+  await rejects(db.expire("k", 10, { nx: true, gt: true }), "INVALID_ARGUMENT");
+  await rejects(db.getEx("k", {}), "INVALID_ARGUMENT");
+  await rejects(open("", {}), "INVALID_ARGUMENT");
+  await rejects(open("x", { storage: "indexeddb" }), "UNSUPPORTED");
+  await rejects(open("x", { maintenance: "sometimes" }), "INVALID_ARGUMENT");
+  await rejects(db.put("k", "x".repeat(16 * 1024 * 1024 + 1)), "VALUE_TOO_LARGE");
+  await db.put("still", "works");
+  assert.equal(await db.get("still"), "works");
+  await db.close();
+  await rejects(db.put("k", "v"), "CLOSED");
+});
