@@ -58,6 +58,20 @@ fn writes_racing_a_compaction_commit_are_not_fenced() {
     });
 }
 
+/// `k` and `x` in two L0 SSTs (the compaction trigger), then a forced compaction and a maintenance
+/// step's compaction racing each other.
+async fn race_two_compactions(disk: &MemoryStore, clock: &FakeClock) -> Db {
+    let db = Db::open(disk.clone(), clock.clone(), opts()).await.unwrap();
+    db.put(b"k", b"old").await.unwrap();
+    db.flush().await.unwrap();
+    db.put(b"x", b"1").await.unwrap();
+    db.flush().await.unwrap();
+    let (c, m) = futures::join!(db.compact(), db.maintenance_step());
+    c.unwrap();
+    m.unwrap();
+    db
+}
+
 /// Used to fail: maintenance_step plans a compaction before taking the manifest lock; if a compaction runs
 /// meanwhile, the stale plan re-merges SSTs that are no longer in the tree and installs a second,
 /// overlapping copy into L1. Scans then return duplicates and a deleted key resurfaces.
@@ -66,15 +80,7 @@ fn a_compaction_waiting_for_another_never_installs_overlapping_ssts() {
     let disk = MemoryStore::new().with_latency(1);
     let clock = FakeClock::new(T0);
     run(async {
-        let db = Db::open(disk.clone(), clock.clone(), opts()).await.unwrap();
-        db.put(b"k", b"old").await.unwrap();
-        db.flush().await.unwrap();
-        db.put(b"x", b"1").await.unwrap();
-        db.flush().await.unwrap();
-        // L0 has 2 SSTs = trigger; memtable empty.
-        let (c, m) = futures::join!(db.compact(), db.maintenance_step());
-        c.unwrap();
-        m.unwrap();
+        let db = race_two_compactions(&disk, &clock).await;
         let levels: Vec<Vec<u64>> = db
             .stats()
             .levels
@@ -93,14 +99,7 @@ fn concurrent_compactions_never_resurrect_a_deleted_key() {
     let disk = MemoryStore::new().with_latency(1);
     let clock = FakeClock::new(T0);
     run(async {
-        let db = Db::open(disk.clone(), clock.clone(), opts()).await.unwrap();
-        db.put(b"k", b"old").await.unwrap();
-        db.flush().await.unwrap();
-        db.put(b"x", b"1").await.unwrap();
-        db.flush().await.unwrap();
-        let (c, m) = futures::join!(db.compact(), db.maintenance_step());
-        c.unwrap();
-        m.unwrap();
+        let db = race_two_compactions(&disk, &clock).await;
         assert!(db.delete(b"k").await.unwrap());
         assert_eq!(db.get(b"k").await.unwrap(), None);
         let all = db.scan(&ScanOptions::default()).await.unwrap();
@@ -154,14 +153,7 @@ fn concurrent_compactions_leave_later_compactions_working_and_reclaim_pages() {
     let disk = MemoryStore::new().with_latency(1);
     let clock = FakeClock::new(T0);
     run(async {
-        let db = Db::open(disk.clone(), clock.clone(), opts()).await.unwrap();
-        db.put(b"k", b"old").await.unwrap();
-        db.flush().await.unwrap();
-        db.put(b"x", b"1").await.unwrap();
-        db.flush().await.unwrap();
-        let (c, m) = futures::join!(db.compact(), db.maintenance_step());
-        c.unwrap();
-        m.unwrap();
+        let db = race_two_compactions(&disk, &clock).await;
         for _ in 0..3 {
             db.maintenance_step().await.unwrap();
         }

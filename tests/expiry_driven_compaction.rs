@@ -19,15 +19,6 @@ fn sst_ids(db: &Db) -> Vec<u64> {
     ids
 }
 
-fn rows(db: &Db) -> u64 {
-    db.stats()
-        .levels
-        .iter()
-        .flat_map(|l| &l.ssts)
-        .map(|s| s.rows)
-        .sum()
-}
-
 /// Options where only the triggers under test can plan a compaction.
 fn quiet() -> DbOptions {
     DbOptions {
@@ -95,7 +86,7 @@ fn an_sst_is_not_dropped_before_its_expired_rows_were_purged() {
         // A full compaction without a purge: the rows have fired no events yet, so they stay.
         db.compact().await.unwrap();
         assert_eq!(
-            rows(&db),
+            stored_rows(&db),
             200,
             "unpurged expired rows (and their index) are kept"
         );
@@ -194,7 +185,7 @@ fn ssts_older_than_the_periodic_interval_are_compacted() {
         }
         assert!(compactions >= 1);
         assert_eq!(
-            rows(&db),
+            stored_rows(&db),
             50,
             "the tombstones and what they shadowed are gone"
         );

@@ -141,13 +141,7 @@ fn each_expired_key_produces_exactly_one_event_across_flush_compaction_and_reope
         keys.dedup();
         assert_eq!(keys.len(), 200, "no key twice");
         db.compact().await.unwrap();
-        let rows: u64 = db
-            .stats()
-            .levels
-            .iter()
-            .flat_map(|l| &l.ssts)
-            .map(|s| s.rows)
-            .sum();
+        let rows = stored_rows(&db);
         assert_eq!(
             rows, 0,
             "after purge and compaction nothing of them is stored"
@@ -166,13 +160,7 @@ fn a_store_that_never_uses_ttl_writes_no_index_and_the_purge_reads_nothing() {
             db.put(&i.to_be_bytes(), &[0u8; 50]).await.unwrap();
         }
         db.compact().await.unwrap();
-        let rows: u64 = db
-            .stats()
-            .levels
-            .iter()
-            .flat_map(|l| &l.ssts)
-            .map(|s| s.rows)
-            .sum();
+        let rows = stored_rows(&db);
         assert_eq!(rows, 2_000, "no expiry-index rows");
         let ttl_rows: u64 = db
             .stats()

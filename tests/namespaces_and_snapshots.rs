@@ -162,13 +162,7 @@ fn dropping_a_namespace_drops_its_keys_and_expiry_entries_and_closes_its_handles
             "its expiry entries fire no events"
         );
         db.compact().await.unwrap();
-        let rows: u64 = db
-            .stats()
-            .levels
-            .iter()
-            .flat_map(|l| &l.ssts)
-            .map(|s| s.rows)
-            .sum();
+        let rows = stored_rows(&db);
         assert_eq!(rows, 100, "only the default namespace's rows remain");
         assert_eq!(db.scan(&ScanOptions::default()).await.unwrap().len(), 100);
     });
@@ -205,13 +199,7 @@ fn a_snapshot_still_sees_a_key_that_expires_after_it_was_taken() {
         snap.release();
         assert_eq!(snap.get(b"k").await.unwrap_err().kind(), ErrorKind::Closed);
         db.compact().await.unwrap();
-        let rows: u64 = db
-            .stats()
-            .levels
-            .iter()
-            .flat_map(|l| &l.ssts)
-            .map(|s| s.rows)
-            .sum();
+        let rows = stored_rows(&db);
         assert_eq!(rows, 1, "released: only the live key remains");
     });
 }

@@ -146,24 +146,12 @@ fn compaction_drops_purged_expired_rows_and_tombstones_at_the_bottom() {
             db.delete(&k(i)).await.unwrap();
         }
         db.flush().await.unwrap();
-        let rows_before: u64 = db
-            .stats()
-            .levels
-            .iter()
-            .flat_map(|l| &l.ssts)
-            .map(|s| s.rows)
-            .sum();
+        let rows_before = stored_rows(&db);
         let bytes_before = store.stored_bytes();
         clock.advance(1_000);
         // Compaction leaves expired rows to the purge (so each fires its event) ...
         db.compact().await.unwrap();
-        let rows_unpurged: u64 = db
-            .stats()
-            .levels
-            .iter()
-            .flat_map(|l| &l.ssts)
-            .map(|s| s.rows)
-            .sum();
+        let rows_unpurged = stored_rows(&db);
         assert!(
             rows_unpurged > 1_500,
             "expired rows stay until purged: {rows_unpurged}"

@@ -24,6 +24,16 @@ pub fn reopen(store: &MemoryStore, clock: &FakeClock, options: DbOptions) -> Db 
     run(Db::open(store.clone(), clock.clone(), options)).expect("reopen")
 }
 
+/// Rows stored in SSTs (every version, tombstone and expiry-index row), across all levels.
+pub fn stored_rows(db: &Db) -> u64 {
+    db.stats()
+        .levels
+        .iter()
+        .flat_map(|l| &l.ssts)
+        .map(|s| s.rows)
+        .sum()
+}
+
 /// Options that make flushes and compactions happen with little data.
 pub fn small() -> DbOptions {
     DbOptions {
