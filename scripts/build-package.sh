@@ -1,21 +1,42 @@
 #!/usr/bin/env bash
-# Build the npm package's engine: ttlkv-web for wasm32, then wasm-bindgen's ES module output into
-# bindings/js/pkg (the version pinned in bindings/web/Cargo.toml; installed if missing). The build
-# matrix is wasm-pack.toml: one "web" target that works in browsers, bundlers, workers and Node.
+# Build the npm package's engine from the matrix in wasm-pack.toml: for each [[target]], build
+# `ttlkv-web` for wasm32 with the target's cargo profile, run wasm-bindgen (the version pinned in
+# bindings/web/Cargo.toml; installed once if missing) into its out_dir, then wasm-opt with the
+# [wasm_opt] flags when that is enabled and binaryen is installed. Prints the package's size, raw and gzipped.
+# TTLKV_PROFILE overrides every target's profile (e.g. `dev` for a quick debug build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-want=$(sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' bindings/web/Cargo.toml)
+
+crate=$(awk -F'"' '/^path *=/{print $2; exit}' wasm-pack.toml)
+want=$(sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' "$crate/Cargo.toml")
 rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]; then
   echo "installing wasm-bindgen-cli $want (a few minutes, once)"
   cargo install wasm-bindgen-cli --version "$want" --locked
 fi
-profile=${TTLKV_PROFILE:-release}
-cargo build -p ttlkv-web --target wasm32-unknown-unknown --profile "$profile"
-dir=$profile; [ "$profile" = dev ] && dir=debug
-wasm-bindgen --target web --out-dir bindings/js/pkg --no-typescript \
-  "target/wasm32-unknown-unknown/$dir/ttlkv_web.wasm"
-if command -v wasm-opt >/dev/null 2>&1; then
-  wasm-opt -Oz --enable-bulk-memory -o bindings/js/pkg/ttlkv_web_bg.wasm bindings/js/pkg/ttlkv_web_bg.wasm
-fi
-ls -l bindings/js/pkg
+opt_enabled=$(sed -n 's/^enabled *= *\(true\|false\)/\1/p' wasm-pack.toml)
+read -r -a opt_flags <<<"$(sed -n 's/^flags *= *\[\(.*\)\]/\1/p' wasm-pack.toml | tr -d '",')"
+
+# "name out_dir profile" for each [[target]].
+targets=$(awk -F'"' '
+  /^\[\[target\]\]/ { if (name != "") print name, out, profile; name = ""; out = ""; profile = "release" }
+  /^name *=/ { name = $2 } /^out_dir *=/ { out = $2 } /^profile *=/ { profile = $2 }
+  END { if (name != "") print name, out, profile }' wasm-pack.toml)
+
+while read -r target out_dir profile; do
+  profile=${TTLKV_PROFILE:-$profile}
+  dir=$profile; [ "$profile" = dev ] && dir=debug
+  echo "target $target: cargo profile $profile -> $out_dir"
+  cargo build -p ttlkv-web --target wasm32-unknown-unknown --profile "$profile"
+  wasm-bindgen --target "$target" --out-dir "$out_dir" --no-typescript \
+    "target/wasm32-unknown-unknown/$dir/ttlkv_web.wasm"
+  if [ "$opt_enabled" = true ] && command -v wasm-opt >/dev/null 2>&1 && [ "$profile" != dev ]; then
+    wasm-opt "${opt_flags[@]}" -o "$out_dir/ttlkv_web_bg.wasm" "$out_dir/ttlkv_web_bg.wasm"
+  fi
+done <<<"$targets"
+
+wasm_raw=$(wc -c <bindings/js/pkg/ttlkv_web_bg.wasm)
+wasm_gz=$(gzip -9c bindings/js/pkg/ttlkv_web_bg.wasm | wc -c)
+js_raw=$(cat bindings/js/*.js bindings/js/pkg/*.js | wc -c)
+js_gz=$(cat bindings/js/*.js bindings/js/pkg/*.js | gzip -9c | wc -c)
+echo "package size: wasm $wasm_raw B ($wasm_gz B gzipped), JS $js_raw B ($js_gz B gzipped)"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Every test of the project, from a fresh machine: installs what it needs (idempotently, skipping
-# what is already there: Rust targets, the pinned wasm-bindgen CLI), then runs formatting and lint
-# checks, the no_std build, the native tests (unit, behaviour, model-based, crash, format
-# properties), builds the npm package's engine, runs the wasm tests in Node and the package's JS
-# tests.
+# what is already there: Rust targets, the pinned wasm-bindgen CLI, Debian's Chromium and
+# chromedriver, the end-to-end tests' npm packages), then runs formatting and lint checks, the
+# no_std build, the native tests (unit, behaviour, model-based, crash, format properties), builds
+# the npm package's engine, runs the wasm tests in Node and in headless Chromium (IndexedDB), the
+# package's JS tests, and the end-to-end tests of the packed package (Node, TypeScript, Vite,
+# plain script modules and workers in headless Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,7 +24,10 @@ done
 if ! command -v node >/dev/null 2>&1; then
   apt-get update && apt-get install -y nodejs
 fi
-cargo --version && node --version
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  apt-get update && apt-get install -y chromium chromium-driver
+fi
+cargo --version && node --version && { chromium --version 2>/dev/null || true; }
 
 step "format"
 cargo fmt --all -- --check
@@ -62,8 +67,8 @@ fi
 step "the npm package's engine: wasm32 build + wasm-bindgen (installs the pinned CLI once)"
 bash scripts/build-package.sh
 
-step "wasm-bindgen-test in Node: the core's page-store conformance suite on the JS adapter"
-CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+step "wasm-bindgen-test: the JS adapters in Node, the IndexedDB store in headless Chromium"
+CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner CHROMEDRIVER=/usr/bin/chromedriver \
   cargo test -p ttlkv-web --target wasm32-unknown-unknown
 
 step "lint of the web bindings for wasm32"
@@ -71,3 +76,10 @@ cargo clippy -p ttlkv-web --target wasm32-unknown-unknown --all-targets -- -D wa
 
 step "JS tests of the package (node --test)"
 node --test tests/js/
+
+step "end-to-end: the packed package in a scratch project (Node, tsc, Vite + Chromium, plain modules, workers)"
+if [ ! -d tests/e2e/node_modules/vite ] || [ ! -d tests/e2e/node_modules/playwright-core ] \
+  || [ ! -d tests/e2e/node_modules/typescript ]; then
+  (cd tests/e2e && npm ci --no-audit --no-fund)
+fi
+node --test tests/e2e/

@@ -472,19 +472,7 @@ export async function open(name, options) {
   if (o.durability !== undefined && o.durability !== "durable" && o.durability !== "relaxed") {
     throw invalid('durability must be "durable" or "relaxed"');
   }
-  let storage = o.storage ?? "auto";
-  if (storage === "auto") storage = typeof globalThis.indexedDB !== "undefined" ? "indexeddb" : "memory";
-  if (storage === "indexeddb") {
-    throw new TtlKvError(
-      "UNSUPPORTED",
-      typeof globalThis.indexedDB === "undefined"
-        ? "there is no IndexedDB here"
-        : "IndexedDB storage is not available in this build yet; use storage: \"memory\" or an adapter",
-    );
-  }
-  if (storage !== "memory" && (storage === null || typeof storage !== "object")) {
-    throw invalid('storage must be "auto", "indexeddb", "memory" or a page-store adapter object');
-  }
+  const storage = storageKind(o.storage);
   await load();
   const raw = await engine(() =>
     wasm.openDb(name, storage, {
@@ -508,11 +496,34 @@ export async function open(name, options) {
   return db;
 }
 
-/** Delete database `name` and all its pages. */
+/** Which storage `storage` (the option) means here: "indexeddb", "memory" or an adapter object. */
+function storageKind(storage) {
+  const hasIndexedDb = typeof globalThis.indexedDB !== "undefined" && globalThis.indexedDB !== null;
+  if (storage === undefined || storage === null || storage === "auto") return hasIndexedDb ? "indexeddb" : "memory";
+  if (storage === "indexeddb") {
+    if (!hasIndexedDb) throw new TtlKvError("UNSUPPORTED", "there is no IndexedDB here (globalThis.indexedDB is missing)");
+    return storage;
+  }
+  if (storage === "memory") return storage;
+  if (typeof storage !== "object" || Array.isArray(storage)) {
+    throw invalid('storage must be "auto", "indexeddb", "memory" or a page-store adapter object');
+  }
+  return storage;
+}
+
+/**
+ * Delete database `name` and all its pages. With IndexedDB it resolves once every connection to
+ * the database (in any tab) is closed; an adapter's storage belongs to the app, which deletes it.
+ */
 export async function destroy(name, options) {
   if (typeof name !== "string" || name.length === 0) throw invalid("a database name is a non-empty string");
   const o = plainOptions(options, "destroy options");
   checkKnown(o, ["storage"], "destroy");
+  const storage = storageKind(o.storage);
+  if (typeof storage === "object") {
+    throw new TtlKvError("UNSUPPORTED", "destroy() cannot delete an adapter's storage: the app that supplies the adapter owns it");
+  }
   await load();
-  wasm.destroyMemory(name);
+  if (storage === "indexeddb") await engine(() => wasm.destroyIndexedDb(name));
+  else wasm.destroyMemory(name);
 }

@@ -2,7 +2,8 @@
 // errors created on the wasm side.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { TtlKvError, CODES } from "../../bindings/js/errors.js";
+// TTLKV_PACKAGE: see package.test.mjs.
+const { TtlKvError, CODES } = await import(process.env.TTLKV_PACKAGE ?? "../../bindings/js/index.js");
 
 test("every code of API.md makes a TtlKvError that is an Error", () => {
   for (const code of CODES) {

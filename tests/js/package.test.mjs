@@ -2,8 +2,14 @@
 // clock. Build first: `bash scripts/build-package.sh`.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { open, destroy, TtlKvError } from "../../bindings/js/index.js";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fsAdapter } from "../../bindings/web/tests/support/fs_adapter.mjs";
+// TTLKV_PACKAGE points these tests at an installed copy of the package (the end-to-end tests
+// run them against the packed tarball); by default they test the working tree.
 import { fakeClock, mapAdapter, T0 } from "./helpers.mjs";
+const { open, destroy, TtlKvError } = await import(process.env.TTLKV_PACKAGE ?? "../../bindings/js/index.js");
 
 let n = 0;
 const fresh = (opts = {}) => {
@@ -224,6 +230,59 @@ test("a page-store adapter persists the data across close and reopen", async () 
   assert.deepEqual(await again.get("wal-only"), [1, 2]);
   assert.equal(await again.ttl("k"), 10_000);
   assert.ok(adapter.commits > 2);
+});
+
+test("a file adapter (node:fs) keeps data across reopen and finishes a commit a crash interrupted", async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "ttlkv-js-fs-"));
+  try {
+    const clock = fakeClock();
+    const db = await open("files", { storage: fsAdapter(dir), clock, maintenance: "manual" });
+    const ops = [];
+    for (let i = 0; i < 500; i++) ops.push({ type: "put", key: `k${i}`, value: { i }, ttlMs: i % 2 ? 60_000 : undefined });
+    await db.batch(ops);
+    await db.flush();
+    await db.put("wal-only", "v");
+    await db.close();
+
+    // A crash after the commit point: the journal is there, its steps are not done.
+    const crashed = fsAdapter(dir);
+    const manifest = await crashed.readManifest();
+    writeFileSync(path.join(dir, "w_ffffffffffffff00.0.tmp"), new Uint8Array([1]));
+    writeFileSync(path.join(dir, "JOURNAL"), JSON.stringify({ renames: [["w_ffffffffffffff00.0.tmp", "w_ffffffffffffff00"]], deletes: [] }));
+    const recovered = fsAdapter(dir);
+    assert.deepEqual(await recovered.listPages("w/"), [...(await crashed.listPages("w/")).filter((k) => k !== "w/ffffffffffffff00"), "w/ffffffffffffff00"].sort());
+    assert.deepEqual(await recovered.readManifest(), manifest);
+    rmSync(path.join(dir, "w_ffffffffffffff00"));
+
+    const again = await open("files", { storage: fsAdapter(dir), clock, maintenance: "manual" });
+    assert.deepEqual(await again.get("k7"), { i: 7 });
+    assert.equal(await again.ttl("k7"), 60_000);
+    assert.equal(await again.get("wal-only"), "v");
+    clock.advance(60_000);
+    assert.equal(await again.get("k7"), undefined);
+    assert.deepEqual(await again.get("k8"), { i: 8 });
+    assert.equal(await again.purgeExpired(), 250);
+    await again.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a storage failure is STORAGE with the adapter's own error as cause", async () => {
+  const adapter = mapAdapter();
+  const commit = adapter.commit;
+  let failure = null;
+  adapter.commit = (arg) => (failure ? Promise.reject(failure) : commit.call(adapter, arg));
+  const db = await open("c", { storage: adapter, maintenance: "manual" });
+  failure = new Error("disk on fire");
+  const e = await db.put("k", "v").catch((e) => e);
+  assert.ok(e instanceof TtlKvError);
+  assert.equal(e.code, "STORAGE");
+  assert.equal(e.cause, failure);
+  failure = null;
+  assert.equal(await db.get("k"), undefined, "nothing of the failed write is visible");
+  await db.put("k", "v2");
+  assert.equal(await db.get("k"), "v2");
 });
 
 test("a second writer on the same adapter fences the first", async () => {

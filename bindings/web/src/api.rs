@@ -20,7 +20,7 @@ use wasm_bindgen_futures::future_to_promise;
 
 use crate::clock::JsClock;
 use crate::error::to_js_error;
-use crate::store::JsAdapterStore;
+use crate::store::{IndexedDbStore, JsAdapterStore};
 
 thread_local! {
     /// In-memory databases by name: the same name reopens the same data until `destroy`.
@@ -143,7 +143,7 @@ fn scan_options(
     })
 }
 
-/// Open (or create) database `name` on `storage` ("memory" or an adapter object) with
+/// Open (or create) database `name` on `storage` ("indexeddb", "memory" or an adapter object) with
 /// `options` `{ defaultTtlMs, durability, clock }` (already checked by the JS entry).
 #[wasm_bindgen(js_name = openDb)]
 pub fn open_db(name: String, storage: JsValue, options: JsValue) -> Promise {
@@ -168,18 +168,46 @@ pub fn open_db(name: String, storage: JsValue, options: JsValue) -> Promise {
             durability,
             ..DbOptions::default()
         };
-        let db = if storage.as_string().as_deref() == Some("memory") {
-            let store = MEMORY.with(|m| m.borrow_mut().entry(name).or_default().clone());
-            Db::open(store, clock, options).await
-        } else {
-            let target = storage
-                .dyn_into::<Object>()
-                .map_err(|_| invalid("storage must be \"memory\" or an adapter object"))?;
-            let store = JsAdapterStore::new(target).map_err(fail)?;
-            Db::open(store, clock, options).await
-        }
-        .map_err(fail)?;
-        Ok(WasmDb { db })
+        let kind = storage.as_string();
+        let (db, indexeddb) = match kind.as_deref() {
+            Some("memory") => {
+                let store = MEMORY.with(|m| m.borrow_mut().entry(name).or_default().clone());
+                (Db::open(store, clock, options).await.map_err(fail)?, None)
+            }
+            Some("indexeddb") => {
+                let store = Rc::new(IndexedDbStore::open(&name).await.map_err(fail)?);
+                let db = Db::open(store.clone(), clock, options).await.map_err(|e| {
+                    store.close();
+                    fail(e)
+                })?;
+                (db, Some(store))
+            }
+            Some(_) => {
+                return Err(invalid(
+                    "storage must be \"indexeddb\", \"memory\" or an adapter object",
+                ))
+            }
+            None => {
+                let target = storage.dyn_into::<Object>().map_err(|_| {
+                    invalid("storage must be \"indexeddb\", \"memory\" or an adapter object")
+                })?;
+                let store = JsAdapterStore::new(target).map_err(fail)?;
+                (Db::open(store, clock, options).await.map_err(fail)?, None)
+            }
+        };
+        Ok(WasmDb { db, indexeddb })
+    })
+}
+
+/// Delete the IndexedDB database of `name` (`destroy(name)` in a browser). Resolves once every
+/// connection to it is closed.
+#[wasm_bindgen(js_name = destroyIndexedDb)]
+pub fn destroy_indexeddb(name: String) -> Promise {
+    promise(async move {
+        IndexedDbStore::destroy(&name)
+            .await
+            .map(|_| JsValue::UNDEFINED)
+            .map_err(fail)
     })
 }
 
@@ -193,6 +221,9 @@ pub fn destroy_memory(name: &str) -> bool {
 #[wasm_bindgen]
 pub struct WasmDb {
     db: Db,
+    /// The IndexedDB connection of a root handle on IndexedDB, closed by `close()` so that
+    /// `destroy()` and schema upgrades are not blocked by it.
+    indexeddb: Option<Rc<IndexedDbStore>>,
 }
 
 #[wasm_bindgen]
@@ -385,7 +416,10 @@ impl WasmDb {
                 None
             };
             let db = db.namespace(&name, options).await.map_err(fail)?;
-            Ok(WasmDb { db })
+            Ok(WasmDb {
+                db,
+                indexeddb: None,
+            })
         })
     }
 
@@ -485,7 +519,14 @@ impl WasmDb {
     /// `close()` → `Promise<void>`.
     pub fn close(&self) -> Promise {
         let db = self.db.clone();
-        promise(async move { db.close().await.map(|_| JsValue::UNDEFINED).map_err(fail) })
+        let indexeddb = self.indexeddb.clone();
+        promise(async move {
+            let closed = db.close().await;
+            if let Some(store) = indexeddb {
+                store.close();
+            }
+            closed.map(|_| JsValue::UNDEFINED).map_err(fail)
+        })
     }
 
     /// Sizes and shapes (see `Stats` in API.md).

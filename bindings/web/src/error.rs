@@ -1,8 +1,46 @@
-//! Core errors as JavaScript errors: a `js_sys::Error` whose `name` is `"TtlKvError"` and whose
-//! `code` is the stable code of the error's kind (`API.md`, "Errors").
+//! Core errors as JavaScript errors: a `js_sys::Error` whose `name` is `"TtlKvError"`, whose
+//! `code` is the stable code of the error's kind (`API.md`, "Errors") and, for a failure of the
+//! storage underneath, whose `cause` is the JavaScript error that storage threw.
+//!
+//! The core's errors are plain data (it is `no_std` and knows nothing of JavaScript), so the page
+//! stores on the JS side remember each underlying JS error next to the message of the core error
+//! they made from it ([`remember_cause`]); [`to_js_error`] finds it again by that message. Only
+//! the last few are kept: a cause is wanted for the error being reported now.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
 
 use js_sys::{Error as JsError, Reflect};
 use wasm_bindgen::JsValue;
+
+/// How many underlying errors are remembered.
+const REMEMBERED: usize = 16;
+
+thread_local! {
+    static CAUSES: RefCell<VecDeque<(String, JsValue)>> = const { RefCell::new(VecDeque::new()) };
+}
+
+/// Remember `cause` as the JS error behind the core error whose message is `message`.
+pub fn remember_cause(message: &str, cause: JsValue) {
+    CAUSES.with(|c| {
+        let mut causes = c.borrow_mut();
+        if causes.len() == REMEMBERED {
+            causes.pop_front();
+        }
+        causes.push_back((message.to_owned(), cause));
+    });
+}
+
+/// The remembered cause of an error with this message (the core may have added context in front).
+fn cause_of(message: &str) -> Option<JsValue> {
+    CAUSES.with(|c| {
+        c.borrow()
+            .iter()
+            .rev()
+            .find(|(m, _)| message.ends_with(m.as_str()))
+            .map(|(_, cause)| cause.clone())
+    })
+}
 
 /// The JS value a rejected promise carries for `error`.
 pub fn to_js_error(error: &ttlkv::Error) -> JsValue {
@@ -14,5 +52,8 @@ pub fn to_js_error(error: &ttlkv::Error) -> JsValue {
         &JsValue::from_str("code"),
         &JsValue::from_str(error.kind().code()),
     );
+    if let Some(cause) = cause_of(error.message()) {
+        let _ = Reflect::set(&js, &JsValue::from_str("cause"), &cause);
+    }
     js.into()
 }

@@ -1,5 +1,6 @@
-//! The page-store conformance suite of the core, run in Node on the JS page-store adapter over an
-//! adapter written in JavaScript (a Map that keeps the contract). Run with
+//! The page-store conformance suite of the core, run in Node on the JS page-store adapter over two
+//! adapters written in JavaScript: one over a Map, one over files with `node:fs`
+//! (`tests/support/fs_adapter.mjs`). Run with
 //! `CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 //!  cargo test -p ttlkv-web --target wasm32-unknown-unknown`.
 #![cfg(target_arch = "wasm32")]
@@ -36,6 +37,34 @@ export function mapAdapter() {
 extern "C" {
     #[wasm_bindgen(js_name = mapAdapter)]
     fn map_adapter() -> Object;
+}
+
+#[wasm_bindgen(module = "/tests/support/fs_adapter.mjs")]
+extern "C" {
+    #[wasm_bindgen(js_name = fsAdapter)]
+    fn fs_adapter(dir: &str) -> Object;
+}
+
+#[wasm_bindgen(inline_js = r#"
+export function scratchDir() {
+  const fs = process.getBuiltinModule("node:fs");
+  const os = process.getBuiltinModule("node:os");
+  const path = process.getBuiltinModule("node:path");
+  return fs.mkdtempSync(path.join(os.tmpdir(), "ttlkv-fs-adapter-"));
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = scratchDir)]
+    fn scratch_dir() -> String;
+}
+
+#[wasm_bindgen_test]
+async fn a_file_adapter_with_node_fs_passes_the_page_store_conformance_suite() {
+    let ran = conformance::run_all(|| {
+        JsAdapterStore::new(fs_adapter(&format!("{}/store", scratch_dir()))).expect("adapter")
+    })
+    .await;
+    assert_eq!(ran, conformance::BEHAVIOURS.len());
 }
 
 #[wasm_bindgen_test]

@@ -24,6 +24,8 @@ use ttlkv::{Error, ErrorKind, Result};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
+use crate::error::remember_cause;
+
 use super::page_key::{kind_prefix, page_key, parse_page_key};
 
 /// A page store implemented by JavaScript functions.
@@ -64,7 +66,9 @@ pub fn js_error(context: &str, e: &JsValue) -> Error {
         _ if name == "QuotaExceededError" => ErrorKind::QuotaExceeded,
         _ => ErrorKind::Storage,
     };
-    Error::new(kind, format!("{context}: {message}"))
+    let error = Error::new(kind, format!("{context}: {message}"));
+    remember_cause(error.message(), e.clone());
+    error
 }
 
 async fn call(f: &Function, this: &Object, arg: &JsValue, what: &str) -> Result<JsValue> {

@@ -1,0 +1,332 @@
+//! The IndexedDB page store: where a browser tab or web worker keeps a database.
+//!
+//! One IndexedDB database per ttlkv database, named `ttlkv:<name>`, with two object stores:
+//!
+//! - `pages`: every WAL page, SST metadata page and SST data page, keyed by the string of
+//!   [`page_key`] (fixed-width hex, so one kind's keys sort like the ids) with the page's bytes
+//!   as a `Uint8Array`. Pages, not per-key records: a point read loads one page.
+//! - `meta`: one record, `manifest` → `{ version, bytes }`.
+//!
+//! A [`Commit`] is one `readwrite` transaction over both stores. Inside it the store first reads
+//! the manifest record and compares its version with the commit's precondition (so the check and
+//! the writes are one atomic step: a writer that lost its role is fenced, nothing of it lands),
+//! then issues the deletes, the puts and the new manifest, and waits for the transaction's
+//! `complete`. Nothing but IndexedDB requests is awaited while the transaction is open, so it
+//! never auto-commits half-way. A transaction that aborts leaves the database as it was; the
+//! cause is read from `IDBTransaction.error` and mapped: `QuotaExceededError` →
+//! `QUOTA_EXCEEDED`, anything else → `STORAGE`.
+//!
+//! Why `idb` and not `rexie`: rexie (a thin wrapper over idb) keeps the `IDBTransaction` private,
+//! and Chromium reports a commit that ran out of quota only on that object: every request of the
+//! transaction succeeds, then the transaction aborts with `error.name == "QuotaExceededError"`
+//! and no request or transaction `error` event (seen in Chromium 156 with a 1 MiB quota set over
+//! the DevTools protocol). Through rexie that abort has no cause and could not be told apart from
+//! any other storage failure.
+
+use idb::{
+    Database, Factory, KeyRange, ObjectStoreParams, Query, TransactionMode, TransactionResult,
+};
+use js_sys::{Object, Reflect, Uint8Array};
+use ttlkv::store::{Commit, ManifestRecord, PageId, PageKind, PageStore, StoreFuture};
+use ttlkv::{Error, ErrorKind, Result};
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::error::remember_cause;
+
+use super::page_key::{kind_prefix, page_key, parse_page_key};
+
+/// The schema version of the IndexedDB database (its object stores), not of the page format.
+const SCHEMA_VERSION: u32 = 1;
+/// The object store of pages.
+const PAGES: &str = "pages";
+/// The object store of the manifest record.
+const META: &str = "meta";
+/// The manifest record's key in [`META`].
+const MANIFEST_KEY: &str = "manifest";
+
+/// The IndexedDB database name of ttlkv database `name`.
+pub fn database_name(name: &str) -> String {
+    format!("ttlkv:{name}")
+}
+
+/// A page store on one IndexedDB database.
+pub struct IndexedDbStore {
+    db: Database,
+}
+
+/// The error an idb failure stands for. DOM exceptions keep their name in the message, and a
+/// `QuotaExceededError` becomes [`ErrorKind::QuotaExceeded`].
+fn idb_error(context: &str, e: idb::Error) -> Error {
+    let message = match &e {
+        idb::Error::DomException(d) => format!("{}: {}", d.name(), d.message()),
+        other => other.to_string(),
+    };
+    let kind = if message.contains("QuotaExceededError") {
+        ErrorKind::QuotaExceeded
+    } else {
+        ErrorKind::Storage
+    };
+    let error = Error::new(kind, format!("{context}: {message}"));
+    if let idb::Error::DomException(d) = &e {
+        remember_cause(error.message(), d.clone().into());
+    }
+    error
+}
+
+fn field(target: &JsValue, name: &str) -> JsValue {
+    Reflect::get(target, &JsValue::from_str(name)).unwrap_or_default()
+}
+
+/// Decode the manifest record as stored in [`META`].
+fn manifest_of(record: &JsValue) -> Result<ManifestRecord> {
+    let version = field(record, "version")
+        .as_f64()
+        .filter(|v| v.is_finite() && *v >= 1.0 && v.fract() == 0.0)
+        .ok_or_else(|| Error::corruption("IndexedDB manifest record: bad version"))?;
+    let bytes = field(record, "bytes")
+        .dyn_into::<Uint8Array>()
+        .map_err(|_| Error::corruption("IndexedDB manifest record: bytes is not a Uint8Array"))?;
+    Ok(ManifestRecord {
+        version: version as u64,
+        bytes: bytes.to_vec(),
+    })
+}
+
+fn manifest_record(m: &ManifestRecord) -> JsValue {
+    let record = Object::new();
+    // Setting an own property of a fresh plain object cannot fail.
+    let _ = Reflect::set(
+        &record,
+        &"version".into(),
+        &JsValue::from_f64(m.version as f64),
+    );
+    let _ = Reflect::set(
+        &record,
+        &"bytes".into(),
+        &Uint8Array::from(m.bytes.as_slice()),
+    );
+    record.into()
+}
+
+/// The keys of one page kind: `[prefix, prefix with its last byte + 1)`.
+fn kind_range(kind: PageKind) -> Result<Query> {
+    let prefix = kind_prefix(kind);
+    // Every prefix ends in '/', and '0' is the next character.
+    let upper = format!("{}0", &prefix[..prefix.len() - 1]);
+    KeyRange::bound(
+        &JsValue::from_str(prefix),
+        &JsValue::from_str(&upper),
+        Some(false),
+        Some(true),
+    )
+    .map(Query::KeyRange)
+    .map_err(|e| idb_error("listPages", e))
+}
+
+impl IndexedDbStore {
+    /// Open (creating it on first use) the IndexedDB database of ttlkv database `name`.
+    /// Where there is no IndexedDB the error is [`ErrorKind::Unsupported`].
+    pub async fn open(name: &str) -> Result<IndexedDbStore> {
+        let factory = Factory::new()
+            .map_err(|_| Error::new(ErrorKind::Unsupported, "there is no IndexedDB here"))?;
+        let mut request = factory
+            .open(&database_name(name), Some(SCHEMA_VERSION))
+            .map_err(|e| idb_error("opening IndexedDB", e))?;
+        request.on_upgrade_needed(|event| {
+            // A store that cannot be created shows up as a clear STORAGE error on first use.
+            if let Ok(db) = idb::DatabaseEvent::database(&event) {
+                let existing = db.store_names();
+                for store in [PAGES, META] {
+                    if !existing.iter().any(|s| s == store) {
+                        let _ = db.create_object_store(store, ObjectStoreParams::new());
+                    }
+                }
+            }
+        });
+        let db = request
+            .await
+            .map_err(|e| idb_error("opening IndexedDB", e))?;
+        Ok(IndexedDbStore { db })
+    }
+
+    /// Delete the IndexedDB database of ttlkv database `name` (`destroy(name)`). It completes
+    /// once every connection to it, in any tab, is closed.
+    pub async fn destroy(name: &str) -> Result<()> {
+        let factory = Factory::new()
+            .map_err(|_| Error::new(ErrorKind::Unsupported, "there is no IndexedDB here"))?;
+        factory
+            .delete(&database_name(name))
+            .map_err(|e| idb_error("deleting IndexedDB database", e))?
+            .await
+            .map_err(|e| idb_error("deleting IndexedDB database", e))
+    }
+
+    /// Close the connection; later calls fail with a `STORAGE` error. Closing twice is fine.
+    pub fn close(&self) {
+        self.db.close();
+    }
+
+    fn transaction(&self, stores: &[&str], mode: TransactionMode) -> Result<idb::Transaction> {
+        self.db
+            .transaction(stores, mode)
+            .map_err(|e| idb_error("starting an IndexedDB transaction", e))
+    }
+
+    async fn apply(&self, commit: Commit) -> Result<()> {
+        let tx = self.transaction(&[PAGES, META], TransactionMode::ReadWrite)?;
+        let meta = tx.object_store(META).map_err(|e| idb_error("commit", e))?;
+        let pages = tx.object_store(PAGES).map_err(|e| idb_error("commit", e))?;
+        // A second handle on the same transaction, to read its `error` after it ended.
+        let observer = meta.transaction();
+
+        let current = meta
+            .get(JsValue::from_str(MANIFEST_KEY))
+            .map_err(|e| idb_error("commit: reading the manifest", e))?
+            .await
+            .map_err(|e| idb_error("commit: reading the manifest", e))?;
+        let current_version = match &current {
+            Some(record) => manifest_of(record)?.version,
+            None => 0,
+        };
+        if current_version != commit.expected_manifest_version {
+            let _ = tx.abort();
+            return Err(Error::new(
+                ErrorKind::Fenced,
+                format!(
+                    "the stored manifest is version {current_version}, this writer expected {}",
+                    commit.expected_manifest_version
+                ),
+            ));
+        }
+
+        // Requests run in the order they are issued: deletes, then puts, then the manifest.
+        // None is awaited on its own; the transaction's outcome is the commit's.
+        let issued = (|| -> core::result::Result<(), idb::Error> {
+            for id in &commit.deletes {
+                pages.delete(JsValue::from_str(&page_key(*id)))?;
+            }
+            for (id, bytes) in &commit.puts {
+                let key = JsValue::from_str(&page_key(*id));
+                pages.put(&Uint8Array::from(bytes.as_slice()), Some(&key))?;
+            }
+            if let Some(m) = &commit.manifest {
+                meta.put(&manifest_record(m), Some(&JsValue::from_str(MANIFEST_KEY)))?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = issued {
+            let _ = observer.abort();
+            return Err(idb_error("commit", e));
+        }
+        match tx.await {
+            Ok(TransactionResult::Committed) => Ok(()),
+            Ok(TransactionResult::Aborted) | Err(_) => {
+                let exception = observer.error();
+                let cause = match &exception {
+                    Some(d) => format!("{}: {}", d.name(), d.message()),
+                    None => "the transaction was aborted".into(),
+                };
+                let kind = if cause.starts_with("QuotaExceededError") {
+                    ErrorKind::QuotaExceeded
+                } else {
+                    ErrorKind::Storage
+                };
+                let error = Error::new(
+                    kind,
+                    format!("commit: IndexedDB aborted it, nothing was written ({cause})"),
+                );
+                if let Some(d) = exception {
+                    remember_cause(error.message(), d.into());
+                }
+                Err(error)
+            }
+        }
+    }
+}
+
+impl Drop for IndexedDbStore {
+    fn drop(&mut self) {
+        self.db.close();
+    }
+}
+
+impl PageStore for IndexedDbStore {
+    fn read_manifest(&self) -> StoreFuture<'_, Option<ManifestRecord>> {
+        Box::pin(async move {
+            let tx = self.transaction(&[META], TransactionMode::ReadOnly)?;
+            let meta = tx
+                .object_store(META)
+                .map_err(|e| idb_error("readManifest", e))?;
+            let record = meta
+                .get(JsValue::from_str(MANIFEST_KEY))
+                .map_err(|e| idb_error("readManifest", e))?
+                .await
+                .map_err(|e| idb_error("readManifest", e))?;
+            record.as_ref().map(manifest_of).transpose()
+        })
+    }
+
+    fn get_page(&self, id: PageId) -> StoreFuture<'_, Option<Vec<u8>>> {
+        Box::pin(async move {
+            let tx = self.transaction(&[PAGES], TransactionMode::ReadOnly)?;
+            let pages = tx
+                .object_store(PAGES)
+                .map_err(|e| idb_error("getPage", e))?;
+            let page = pages
+                .get(JsValue::from_str(&page_key(id)))
+                .map_err(|e| idb_error("getPage", e))?
+                .await
+                .map_err(|e| idb_error("getPage", e))?;
+            match page {
+                None => Ok(None),
+                Some(v) => v
+                    .dyn_into::<Uint8Array>()
+                    .map(|bytes| Some(bytes.to_vec()))
+                    .map_err(|_| Error::corruption(format!("IndexedDB: {id} is not a Uint8Array"))),
+            }
+        })
+    }
+
+    fn list_pages(&self, kind: PageKind) -> StoreFuture<'_, Vec<PageId>> {
+        Box::pin(async move {
+            let tx = self.transaction(&[PAGES], TransactionMode::ReadOnly)?;
+            let pages = tx
+                .object_store(PAGES)
+                .map_err(|e| idb_error("listPages", e))?;
+            let keys = pages
+                .get_all_keys(Some(kind_range(kind)?), None)
+                .map_err(|e| idb_error("listPages", e))?
+                .await
+                .map_err(|e| idb_error("listPages", e))?;
+            let mut ids = Vec::with_capacity(keys.len());
+            for key in keys {
+                let id = key
+                    .as_string()
+                    .and_then(|k| parse_page_key(&k))
+                    .filter(|id| id.kind == kind)
+                    .ok_or_else(|| Error::corruption("IndexedDB: a page key of no known form"))?;
+                ids.push(id);
+            }
+            ids.sort();
+            Ok(ids)
+        })
+    }
+
+    fn commit(&self, commit: Commit) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            if let Some(m) = &commit.manifest {
+                if m.version <= commit.expected_manifest_version {
+                    return Err(Error::invalid(
+                        "a new manifest's version must be greater than the expected one",
+                    ));
+                }
+                if m.version > 9_007_199_254_740_991 {
+                    return Err(Error::invalid(
+                        "a manifest version above 2^53 - 1 cannot be stored",
+                    ));
+                }
+            }
+            self.apply(commit).await
+        })
+    }
+}

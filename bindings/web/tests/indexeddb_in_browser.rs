@@ -1,0 +1,216 @@
+//! The IndexedDB page store in real headless Chromium: the core's conformance suite, a database
+//! that survives closing and reopening (values, TTLs, deletes, purges, flushed and unflushed
+//! data), fencing between two connections, and the mapping of IndexedDB failures to error codes.
+//! Run with `CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+//! CHROMEDRIVER=/usr/bin/chromedriver cargo test -p ttlkv-web --target wasm32-unknown-unknown`.
+#![cfg(target_arch = "wasm32")]
+
+use std::cell::Cell;
+
+use ttlkv::store::{conformance, Commit, ManifestRecord, PageId, PageStore};
+use ttlkv::{Db, DbOptions, ErrorKind, FakeClock, PutOptions, Ttl};
+use ttlkv_web::store::IndexedDbStore;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// The time every test starts at (2026-01-01T00:00:00Z).
+const T0: i64 = 1_767_225_600_000;
+
+thread_local! {
+    static NEXT: Cell<u32> = const { Cell::new(0) };
+}
+
+/// A database name no other test of this run uses (`fresh_store` deletes what an earlier run in
+/// the same browser profile may have left under it).
+fn unique(prefix: &str) -> String {
+    let n = NEXT.with(|c| {
+        c.set(c.get() + 1);
+        c.get()
+    });
+    format!("{prefix}-{n}")
+}
+
+async fn fresh_store(prefix: &str) -> (IndexedDbStore, String) {
+    let name = unique(prefix);
+    IndexedDbStore::destroy(&name).await.expect("destroy");
+    (IndexedDbStore::open(&name).await.expect("open"), name)
+}
+
+fn small() -> DbOptions {
+    DbOptions {
+        page_size: 256,
+        memtable_flush_bytes: 2048,
+        sst_target_bytes: 1024,
+        level1_target_bytes: 2048,
+        ..DbOptions::default()
+    }
+}
+
+#[wasm_bindgen_test]
+async fn the_indexeddb_store_passes_the_page_store_conformance_suite() {
+    let mut stores = Vec::new();
+    for _ in conformance::BEHAVIOURS {
+        stores.push(fresh_store("conformance").await.0);
+    }
+    stores.reverse();
+    let ran = conformance::run_all(|| stores.pop().expect("one store per behaviour")).await;
+    assert_eq!(ran, conformance::BEHAVIOURS.len());
+}
+
+#[wasm_bindgen_test]
+async fn a_database_on_indexeddb_survives_close_and_reopen() {
+    let (store, name) = fresh_store("persist").await;
+    let clock = FakeClock::new(T0);
+    let db = Db::open(store, clock.clone(), small()).await.expect("open");
+    let ttl = |ms| PutOptions {
+        ttl: Ttl::ExpireAfter(ms),
+        ..PutOptions::default()
+    };
+    for i in 0..300u32 {
+        let key = format!("user:{i:04}");
+        let options = if i % 3 == 0 {
+            ttl(60_000)
+        } else {
+            PutOptions::default()
+        };
+        db.put_with_options(key.as_bytes(), format!("value {i}").as_bytes(), options)
+            .await
+            .expect("put");
+    }
+    db.delete(b"user:0001").await.expect("delete");
+    db.flush().await.expect("flush");
+    // Written after the flush: these live only in the WAL when the database closes.
+    db.put(b"late", b"in the WAL").await.expect("put");
+    db.put_with_options(b"late-ttl", b"short", ttl(10_000))
+        .await
+        .expect("put");
+    db.close().await.expect("close");
+    drop(db); // its IndexedDB connection closes with it
+
+    let db = Db::open(
+        IndexedDbStore::open(&name).await.expect("reopen"),
+        clock.clone(),
+        small(),
+    )
+    .await
+    .expect("reopen");
+    assert_eq!(
+        db.get(b"user:0002").await.expect("get"),
+        Some(b"value 2".to_vec())
+    );
+    assert_eq!(
+        db.get(b"user:0001").await.expect("get"),
+        None,
+        "a delete survives"
+    );
+    assert_eq!(
+        db.get(b"late").await.expect("get"),
+        Some(b"in the WAL".to_vec())
+    );
+    assert_eq!(db.ttl(b"user:0003").await.expect("ttl"), 60_000);
+    assert_eq!(db.ttl(b"late-ttl").await.expect("ttl"), 10_000);
+
+    clock.advance(30_000);
+    assert_eq!(
+        db.get(b"late-ttl").await.expect("get"),
+        None,
+        "expired after reopen"
+    );
+    let report = db.purge_expired(1000).await.expect("purge");
+    assert_eq!(report.removed, 1);
+    assert_eq!(report.expired[0].key, b"late-ttl".to_vec());
+
+    clock.advance(60_000);
+    let report = db.purge_expired(1000).await.expect("purge");
+    assert_eq!(report.removed, 100, "every third user key had a 60 s TTL");
+    db.compact().await.expect("compact");
+    db.close().await.expect("close");
+    drop(db); // its IndexedDB connection closes with it
+
+    let db = Db::open(
+        IndexedDbStore::open(&name).await.expect("reopen"),
+        clock.clone(),
+        small(),
+    )
+    .await
+    .expect("reopen");
+    assert_eq!(db.get(b"user:0003").await.expect("get"), None);
+    assert_eq!(db.get(b"user:0297").await.expect("get"), None);
+    assert_eq!(
+        db.get(b"user:0298").await.expect("get"),
+        Some(b"value 298".to_vec())
+    );
+    let report = db.purge_expired(1000).await.expect("purge");
+    assert_eq!(report.removed, 0, "a purged key is not reported twice");
+    let live = db.scan(&Default::default()).await.expect("scan").len();
+    assert_eq!(live, 300 - 100 - 1 + 1, "user keys left, plus `late`");
+    db.close().await.expect("close");
+    drop(db); // its IndexedDB connection closes with it
+    IndexedDbStore::destroy(&name).await.expect("destroy");
+}
+
+#[wasm_bindgen_test]
+async fn a_second_connection_with_a_stale_view_is_fenced_and_writes_nothing() {
+    let (first, name) = fresh_store("fence").await;
+    let second = IndexedDbStore::open(&name)
+        .await
+        .expect("second connection");
+    let record = |version: u64| ManifestRecord {
+        version,
+        bytes: vec![version as u8; 8],
+    };
+    first
+        .commit(Commit {
+            expected_manifest_version: 0,
+            manifest: Some(record(1)),
+            puts: vec![(PageId::wal(1), vec![1; 16])],
+            deletes: vec![],
+        })
+        .await
+        .expect("first commit");
+    let stale = second
+        .commit(Commit {
+            expected_manifest_version: 0,
+            manifest: Some(record(2)),
+            puts: vec![(PageId::wal(2), vec![2; 16])],
+            deletes: vec![PageId::wal(1)],
+        })
+        .await
+        .expect_err("a commit on a stale version");
+    assert_eq!(stale.kind(), ErrorKind::Fenced);
+    assert_eq!(second.read_manifest().await.expect("read"), Some(record(1)));
+    assert_eq!(second.get_page(PageId::wal(2)).await.expect("read"), None);
+    assert!(second
+        .get_page(PageId::wal(1))
+        .await
+        .expect("read")
+        .is_some());
+    first.close();
+    second.close();
+    IndexedDbStore::destroy(&name).await.expect("destroy");
+}
+
+#[wasm_bindgen_test]
+async fn a_closed_connection_fails_with_a_storage_error_and_writes_nothing() {
+    let (store, name) = fresh_store("closed").await;
+    store.close();
+    let e = store
+        .commit(Commit {
+            expected_manifest_version: 0,
+            manifest: Some(ManifestRecord {
+                version: 1,
+                bytes: vec![1],
+            }),
+            puts: vec![],
+            deletes: vec![],
+        })
+        .await
+        .expect_err("a commit on a closed connection");
+    assert_eq!(e.kind(), ErrorKind::Storage);
+    assert!(e.message().contains("InvalidStateError"), "{}", e.message());
+    let reopened = IndexedDbStore::open(&name).await.expect("reopen");
+    assert_eq!(reopened.read_manifest().await.expect("read"), None);
+    reopened.close();
+    IndexedDbStore::destroy(&name).await.expect("destroy");
+}

@@ -1,0 +1,89 @@
+// The checks the end-to-end test runs in a page or a worker, through `import ... from "ttlkv"`
+// exactly as an app would. Each returns plain data the test compares.
+import { open, destroy, TtlKvError } from "ttlkv";
+
+/** Write typed values, a TTL, a batch that reaches an SST, and a delete; leave the Db open. */
+export async function write(name) {
+  const db = await open(name);
+  await db.put("user:ada", { name: "Ada", roles: ["admin"] }, { ttlMs: 3_600_000 });
+  await db.put("bytes", new Uint8Array([1, 2, 3]));
+  await db.put("text", "hello");
+  await db.put("short", "gone soon", { ttlMs: 1 });
+  const ops = [];
+  for (let i = 0; i < 2000; i++) ops.push({ type: "put", key: `k:${String(i).padStart(5, "0")}`, value: `v${i}` });
+  await db.batch(ops);
+  await db.flush();
+  await db.put("after-flush", 42);
+  await db.delete("k:00000");
+  // No close(): every write above was acknowledged durable, so a reload must find it.
+  return { stored: 2000 + 5 };
+}
+
+/** Read back what `write` left, after a reload. */
+export async function read(name) {
+  const db = await open(name);
+  let count = 0;
+  for await (const _ of db.scan({ prefix: "k:" })) count++;
+  const ttl = await db.ttl("user:ada");
+  const out = {
+    user: await db.get("user:ada"),
+    bytes: Array.from((await db.get("bytes")) ?? []),
+    bytesType: (await db.get("bytes"))?.constructor?.name,
+    text: await db.get("text"),
+    afterFlush: await db.get("after-flush"),
+    deleted: await db.get("k:00000"),
+    short: await db.get("short"),
+    ttlInRange: ttl > 3_000_000 && ttl <= 3_600_000,
+    count,
+    levels: (await db.stats()).levels.length,
+  };
+  await db.close();
+  return out;
+}
+
+/** Fill a small quota: expect QUOTA_EXCEEDED, then reads (and the acknowledged writes) intact. */
+export async function fillQuota(name) {
+  const db = await open(name, { maintenance: "manual" });
+  // Random bytes: IndexedDB compresses what it stores, and quota counts what lands on disk.
+  const values = [];
+  let acknowledged = 0;
+  let error;
+  for (let i = 0; i < 400; i++) {
+    const value = crypto.getRandomValues(new Uint8Array(64 * 1024));
+    try {
+      await db.put(`big:${String(i).padStart(4, "0")}`, value);
+      values.push(value);
+      acknowledged++;
+    } catch (e) {
+      error = e;
+      break;
+    }
+  }
+  let allReadable = true;
+  for (let i = 0; i < acknowledged; i++) {
+    const got = await db.get(`big:${String(i).padStart(4, "0")}`);
+    allReadable &&= got instanceof Uint8Array && got.length === values[i].length && got.every((b, j) => b === values[i][j]);
+  }
+  await db.close().catch(() => {});
+  return {
+    acknowledged,
+    code: error?.code,
+    isTtlKvError: error instanceof TtlKvError,
+    causeName: error?.cause?.name,
+    allReadable,
+  };
+}
+
+/** After a reload: every acknowledged write of `fillQuota` is there, and nothing after it. */
+export async function countBig(name) {
+  const db = await open(name, { maintenance: "manual" });
+  let count = 0;
+  for await (const _ of db.scan({ prefix: "big:" })) count++;
+  await db.close();
+  return count;
+}
+
+export async function remove(name) {
+  await destroy(name);
+  return true;
+}

@@ -1,0 +1,18 @@
+// Headless Chromium for the end-to-end tests: Debian's /usr/bin/chromium driven by playwright-core
+// (no browser is ever downloaded). CHROMIUM overrides the path.
+import { chromium } from "playwright-core";
+
+export const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+export function launch() {
+  return chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
+}

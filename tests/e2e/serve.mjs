@@ -1,0 +1,44 @@
+// A static file server for the end-to-end tests: `routes` maps a URL prefix to a directory.
+// Serves .wasm as application/wasm (streaming compilation needs it) and nothing outside a root.
+import http from "node:http";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+
+const TYPES = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".wasm": "application/wasm",
+  ".json": "application/json",
+  ".css": "text/css",
+  ".png": "image/png",
+  ".svg": "image/svg+xml",
+};
+
+/** Start serving; resolves to `{ origin, close() }`. */
+export function serve(routes) {
+  const server = http.createServer(async (req, res) => {
+    const url = new URL(req.url, "http://localhost");
+    const prefix = Object.keys(routes)
+      .sort((a, b) => b.length - a.length)
+      .find((p) => url.pathname.startsWith(p));
+    if (prefix === undefined) return void res.writeHead(404).end();
+    const root = path.resolve(routes[prefix]);
+    let file = path.resolve(root, "." + decodeURIComponent(url.pathname.slice(prefix.length - 1)));
+    if (!file.startsWith(root)) return void res.writeHead(403).end();
+    if (url.pathname.endsWith("/")) file = path.join(file, "index.html");
+    try {
+      const body = await readFile(file);
+      res.writeHead(200, { "content-type": TYPES[path.extname(file)] ?? "application/octet-stream", "cache-control": "no-store" });
+      res.end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      resolve({ origin: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(r)) });
+    });
+  });
+}
