@@ -40,8 +40,8 @@ export type Value = string | Uint8Array | JsonValue;
  */
 export interface Entry<V = Value> {
   /**
-   * The key. From `getEntry` it is the key exactly as passed in; from `scan` it is a `string` if
-   * the entry was written with a string key, else a `Uint8Array`.
+   * The key, of the type it was written with: a `string` if the entry was written with a string
+   * key, else a `Uint8Array` (from `getEntry` and `scan` alike).
    */
   key: Key;
   /** The stored value, of the type it was stored as. */
@@ -169,9 +169,9 @@ export type GetExOptions =
  * by `scan()` itself.
  */
 export interface ScanOptions {
-  /** Only keys starting with these bytes. */
+  /** Only keys starting with these bytes (an empty prefix bounds nothing). */
   prefix?: Key | undefined;
-  /** Only keys greater than or equal to this one (inclusive). */
+  /** Only keys greater than or equal to this one (inclusive; an empty start bounds nothing). */
   start?: Key | undefined;
   /** Only keys less than this one (exclusive). */
   end?: Key | undefined;
@@ -479,7 +479,7 @@ export interface Snapshot {
   /**
    * The entry of `key` as of the snapshot.
    *
-   * @returns `{ key, value, expireAt }` (with `key` as passed in), or `undefined` if absent or expired.
+   * @returns `{ key, value, expireAt }` (with `key` of the type it was written with), or `undefined` if absent or expired.
    * @throws {@link TtlKvError} rejects with `INVALID_ARGUMENT`, `KEY_TOO_LARGE`, `CLOSED`.
    */
   getEntry<T = Value>(key: Key): Promise<Entry<T> | undefined>;
@@ -548,7 +548,7 @@ export interface Db {
   /**
    * The entry of `key`: its value and expiry.
    *
-   * @returns `{ key, value, expireAt }` with `key` exactly as passed in, or `undefined` if absent or expired.
+   * @returns `{ key, value, expireAt }` with `key` of the type it was written with, or `undefined` if absent or expired.
    * @throws {@link TtlKvError} rejects with `INVALID_ARGUMENT`, `KEY_TOO_LARGE`, `CLOSED`, `CORRUPTION`, `STORAGE`.
    */
   getEntry<T = Value>(key: Key): Promise<Entry<T> | undefined>;

@@ -113,6 +113,8 @@ function scanArgs(opts) {
   opts = plainOptions(opts, "scan options");
   checkKnown(opts, ["prefix", "start", "end", "limit", "reverse"], "scan");
   const keyOrNone = (k, what) => (k === undefined ? undefined : encodeKey(k, what));
+  // An empty prefix or start bounds nothing: every key has it / comes after it.
+  const emptyIsNone = (k) => ((typeof k === "string" || k instanceof Uint8Array) && k.length === 0 ? undefined : k);
   let limit = -1;
   if (opts.limit !== undefined) {
     if (typeof opts.limit !== "number" || !Number.isSafeInteger(opts.limit) || opts.limit < 0) {
@@ -121,8 +123,8 @@ function scanArgs(opts) {
     limit = opts.limit;
   }
   return {
-    prefix: keyOrNone(opts.prefix),
-    start: keyOrNone(opts.start),
+    prefix: keyOrNone(emptyIsNone(opts.prefix)),
+    start: keyOrNone(emptyIsNone(opts.start)),
     end: keyOrNone(opts.end),
     limit,
     reverse: flag(opts.reverse, "reverse"),
@@ -173,7 +175,7 @@ class Snapshot {
   }
   async getEntry(key) {
     const raw = await engine(() => this.#raw.getEntry(encodeKey(key)));
-    return raw === undefined ? undefined : { ...entryOf(raw), key };
+    return raw === undefined ? undefined : entryOf(raw);
   }
   async has(key) {
     return engine(() => this.#raw.has(encodeKey(key)));
@@ -309,7 +311,7 @@ class Db {
   async getEntry(key) {
     const k = encodeKey(key);
     const raw = await this.#call((r) => r.getEntry(k));
-    return raw === undefined ? undefined : { ...entryOf(raw), key };
+    return raw === undefined ? undefined : entryOf(raw);
   }
 
   async has(key) {

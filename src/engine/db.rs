@@ -109,7 +109,7 @@ impl Db {
         options: PutOptions,
     ) -> Result<bool> {
         let key = self.key(key)?;
-        validate_value(value)?;
+        validate_value(value, self.inner.options.value_header_bytes)?;
         validate_ttl(options.ttl)?;
         let outcome = self
             .write_one(WriteOp::Put {
@@ -247,7 +247,7 @@ impl Db {
                     value,
                     options,
                 } => {
-                    validate_value(&value)?;
+                    validate_value(&value, self.inner.options.value_header_bytes)?;
                     validate_ttl(options.ttl)?;
                     WriteOp::Put {
                         key: self.key(&key)?,

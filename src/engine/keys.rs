@@ -79,12 +79,14 @@ pub(crate) fn validate_key(key: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Check a value against the limits of `API.md`.
-pub(crate) fn validate_value(value: &[u8]) -> Result<()> {
-    if value.len() > MAX_VALUE_LEN {
+/// Check a value against the limits of `API.md`: at most [`MAX_VALUE_LEN`] bytes besides the
+/// `header` bytes a binding adds (`DbOptions::value_header_bytes`).
+pub(crate) fn validate_value(value: &[u8], header: usize) -> Result<()> {
+    let own = value.len().saturating_sub(header);
+    if own > MAX_VALUE_LEN {
         return Err(Error::new(
             ErrorKind::ValueTooLarge,
-            alloc::format!("value of {} bytes exceeds {MAX_VALUE_LEN}", value.len()),
+            alloc::format!("value of {own} bytes exceeds {MAX_VALUE_LEN}"),
         ));
     }
     Ok(())
@@ -178,7 +180,17 @@ mod tests {
         assert!(validate_key(&big[..MAX_KEY_LEN]).is_ok());
         let huge = alloc::vec![0u8; MAX_VALUE_LEN + 1];
         assert_eq!(
-            validate_value(&huge).unwrap_err().kind(),
+            validate_value(&huge, 0).unwrap_err().kind(),
+            ErrorKind::ValueTooLarge
+        );
+        assert!(validate_value(&huge[..MAX_VALUE_LEN], 0).is_ok());
+        assert!(
+            validate_value(&huge, 1).is_ok(),
+            "a binding's header byte does not count"
+        );
+        let over = alloc::vec![0u8; MAX_VALUE_LEN + 2];
+        assert_eq!(
+            validate_value(&over, 1).unwrap_err().kind(),
             ErrorKind::ValueTooLarge
         );
     }

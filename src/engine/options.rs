@@ -53,6 +53,10 @@ pub struct DbOptions {
     /// An SST older than this is compacted (SlateDB's periodic compaction), so expired rows and
     /// tombstones in levels nothing else touches still go. `None` = never.
     pub periodic_compaction_ms: Option<i64>,
+    /// Bytes a binding puts in front of every value for its own use (the npm package's one-byte
+    /// type tag). A value may be [`MAX_VALUE_LEN`](crate::MAX_VALUE_LEN) bytes plus this, so the
+    /// caller's own value can still be `MAX_VALUE_LEN` long. 0 for Rust callers.
+    pub value_header_bytes: usize,
 }
 
 impl Default for DbOptions {
@@ -73,6 +77,7 @@ impl Default for DbOptions {
             purge_slice_keys: 1_000,
             expiry_compaction_share: 0.5,
             periodic_compaction_ms: Some(24 * 60 * 60 * 1000),
+            value_header_bytes: 0,
         }
     }
 }

@@ -63,6 +63,52 @@ test("a string key and its UTF-8 bytes are the same key; entries give keys back 
   for await (const e of db.scan()) entries.push(e);
   assert.deepEqual(entries.map((e) => e.key), ["k", new Uint8Array([0xff])]);
   assert.deepEqual(await db.getEntry("k"), { key: "k", value: "v", expireAt: null });
+  // getEntry gives the key back by the type it was written with, like scan.
+  assert.deepEqual(await db.getEntry(new TextEncoder().encode("k")), { key: "k", value: "v", expireAt: null });
+  assert.deepEqual((await db.getEntry(new Uint8Array([0xff]))).key, new Uint8Array([0xff]));
+  const snap = await db.snapshot();
+  assert.equal((await snap.getEntry(new TextEncoder().encode("k"))).key, "k");
+  snap.release();
+  // An empty prefix or start bounds nothing.
+  for (const opts of [{ prefix: "" }, { start: "" }, { prefix: new Uint8Array(0) }]) {
+    const keys = [];
+    for await (const e of db.scan(opts)) keys.push(e.key);
+    assert.deepEqual(keys, ["k", new Uint8Array([0xff])], JSON.stringify(opts));
+  }
+});
+
+test("values of exactly 16 MiB are accepted, one byte more is VALUE_TOO_LARGE", async () => {
+  const { db } = await fresh();
+  const limit = 16 * 1024 * 1024;
+  assert.equal(await db.put("bytes", new Uint8Array(limit).fill(7)), true);
+  assert.equal((await db.get("bytes")).length, limit);
+  assert.equal(await db.put("text", "x".repeat(limit)), true);
+  await rejects(db.put("bytes", new Uint8Array(limit + 1)), "VALUE_TOO_LARGE");
+  await rejects(db.put("text", "x".repeat(limit + 1)), "VALUE_TOO_LARGE");
+  await rejects(db.batch([{ type: "put", key: "b", value: new Uint8Array(limit + 1) }]), "VALUE_TOO_LARGE");
+  assert.equal((await db.get("bytes")).length, limit, "the refused put changed nothing");
+});
+
+test("getMany keeps the order of its keys; stats describes the tree; off removes a listener", async () => {
+  const { db, clock } = await fresh();
+  await db.put("a", 1);
+  await db.put("b", "two", { ttlMs: 1_000 });
+  assert.deepEqual(await db.getMany(["b", "missing", "a", "b"]), ["two", undefined, 1, "two"]);
+  await db.flush();
+  const stats = await db.stats();
+  assert.equal(typeof stats.memtableBytes, "number");
+  assert.equal(typeof stats.walBytes, "number");
+  const ssts = stats.levels.flatMap((l) => l.ssts);
+  assert.ok(ssts.length >= 1);
+  for (const key of ["id", "bytes", "rows", "minExpireAt", "maxExpireAt", "expiryPercentiles"]) assert.ok(key in ssts[0], key);
+  const seen = [];
+  const listener = (e) => seen.push(e.key);
+  db.on("expire", listener);
+  db.off("expire", listener);
+  clock.advance(2_000);
+  assert.equal(await db.purgeExpired(), 1);
+  assert.deepEqual(seen, [], "a removed listener hears nothing");
+  assert.deepEqual(await db.getMany(["a", "b"]), [1, undefined]);
 });
 
 test("ttl: expiry on a fake clock, -1 and -2, defaultTtlMs", async () => {

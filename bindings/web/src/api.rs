@@ -166,6 +166,8 @@ pub fn open_db(name: String, storage: JsValue, options: JsValue) -> Promise {
         let options = DbOptions {
             default_ttl_ms,
             durability,
+            // The JS entry's codec puts a one-byte type tag in front of every value.
+            value_header_bytes: 1,
             ..DbOptions::default()
         };
         let kind = storage.as_string();
