@@ -331,6 +331,24 @@ test("a storage failure is STORAGE with the adapter's own error as cause", async
   assert.equal(await db.get("k"), "v2");
 });
 
+test("a damaged page is CORRUPTION naming the page, and other keys still read", async () => {
+  const adapter = mapAdapter();
+  const clock = fakeClock();
+  const db = await open("damaged", { storage: adapter, clock, maintenance: "manual" });
+  await db.put("k", "v");
+  await db.flush();
+  await db.close();
+  const [dataPage] = [...adapter.pages.keys()].filter((k) => k.startsWith("d/"));
+  adapter.pages.get(dataPage)[10] ^= 0x40;
+  const again = await open("damaged", { storage: adapter, clock, maintenance: "manual" });
+  const e = await again.get("k").catch((e) => e);
+  assert.ok(e instanceof TtlKvError);
+  assert.equal(e.code, "CORRUPTION");
+  assert.match(e.message, /page sst\/\d+\/data\/0/);
+  await again.put("other", "fine");
+  assert.equal(await again.get("other"), "fine", "keys outside the damaged page still work");
+});
+
 test("a second writer on the same adapter fences the first", async () => {
   const adapter = mapAdapter();
   const first = await open("f", { storage: adapter, maintenance: "manual" });
