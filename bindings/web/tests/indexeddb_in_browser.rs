@@ -47,6 +47,14 @@ fn small() -> DbOptions {
     }
 }
 
+/// Database `name` opened again on a new IndexedDB connection.
+async fn reopen(name: &str, clock: &FakeClock) -> Db {
+    let store = IndexedDbStore::open(name).await.expect("reopen the store");
+    Db::open(store, clock.clone(), small())
+        .await
+        .expect("reopen the database")
+}
+
 #[wasm_bindgen_test]
 async fn the_indexeddb_store_passes_the_page_store_conformance_suite() {
     let mut stores = Vec::new();
@@ -88,13 +96,7 @@ async fn a_database_on_indexeddb_survives_close_and_reopen() {
     db.close().await.expect("close");
     drop(db); // its IndexedDB connection closes with it
 
-    let db = Db::open(
-        IndexedDbStore::open(&name).await.expect("reopen"),
-        clock.clone(),
-        small(),
-    )
-    .await
-    .expect("reopen");
+    let db = reopen(&name, &clock).await;
     assert_eq!(
         db.get(b"user:0002").await.expect("get"),
         Some(b"value 2".to_vec())
@@ -128,13 +130,7 @@ async fn a_database_on_indexeddb_survives_close_and_reopen() {
     db.close().await.expect("close");
     drop(db); // its IndexedDB connection closes with it
 
-    let db = Db::open(
-        IndexedDbStore::open(&name).await.expect("reopen"),
-        clock.clone(),
-        small(),
-    )
-    .await
-    .expect("reopen");
+    let db = reopen(&name, &clock).await;
     assert_eq!(db.get(b"user:0003").await.expect("get"), None);
     assert_eq!(db.get(b"user:0297").await.expect("get"), None);
     assert_eq!(

@@ -26,7 +26,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::error::remember_cause;
 
-use super::page_key::{kind_prefix, page_key, parse_page_key};
+use super::page_key::{check_manifest_version, kind_prefix, page_ids_of_kind, page_key};
 
 /// A page store implemented by JavaScript functions.
 pub struct JsAdapterStore {
@@ -151,31 +151,14 @@ impl PageStore for JsAdapterStore {
             let array = v
                 .dyn_into::<Array>()
                 .map_err(|_| Error::storage("listPages: result is not an array"))?;
-            let mut ids = Vec::with_capacity(array.length() as usize);
-            for key in array.iter() {
-                let id = key
-                    .as_string()
-                    .and_then(|k| parse_page_key(&k))
-                    .filter(|id| id.kind == kind)
-                    .ok_or_else(|| {
-                        Error::storage("listPages: a key is not a page key of that kind")
-                    })?;
-                ids.push(id);
-            }
-            ids.sort();
-            Ok(ids)
+            page_ids_of_kind(array.iter().map(|k| k.as_string()), kind)
+                .ok_or_else(|| Error::storage("listPages: a key is not a page key of that kind"))
         })
     }
 
     fn commit(&self, commit: Commit) -> StoreFuture<'_, ()> {
         Box::pin(async move {
-            if let Some(m) = &commit.manifest {
-                if m.version <= commit.expected_manifest_version {
-                    return Err(Error::invalid(
-                        "a new manifest's version must be greater than the expected one",
-                    ));
-                }
-            }
+            check_manifest_version(&commit)?;
             let arg = Object::new();
             set(
                 &arg,

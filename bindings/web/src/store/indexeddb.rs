@@ -33,7 +33,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::error::remember_cause;
 
-use super::page_key::{kind_prefix, page_key, parse_page_key};
+use super::page_key::{check_manifest_version, kind_prefix, page_ids_of_kind, page_key};
 
 /// The schema version of the IndexedDB database (its object stores), not of the page format.
 const SCHEMA_VERSION: u32 = 1;
@@ -298,34 +298,14 @@ impl PageStore for IndexedDbStore {
                 .map_err(|e| idb_error("listPages", e))?
                 .await
                 .map_err(|e| idb_error("listPages", e))?;
-            let mut ids = Vec::with_capacity(keys.len());
-            for key in keys {
-                let id = key
-                    .as_string()
-                    .and_then(|k| parse_page_key(&k))
-                    .filter(|id| id.kind == kind)
-                    .ok_or_else(|| Error::corruption("IndexedDB: a page key of no known form"))?;
-                ids.push(id);
-            }
-            ids.sort();
-            Ok(ids)
+            page_ids_of_kind(keys.into_iter().map(|k| k.as_string()), kind)
+                .ok_or_else(|| Error::corruption("IndexedDB: a page key of no known form"))
         })
     }
 
     fn commit(&self, commit: Commit) -> StoreFuture<'_, ()> {
         Box::pin(async move {
-            if let Some(m) = &commit.manifest {
-                if m.version <= commit.expected_manifest_version {
-                    return Err(Error::invalid(
-                        "a new manifest's version must be greater than the expected one",
-                    ));
-                }
-                if m.version > 9_007_199_254_740_991 {
-                    return Err(Error::invalid(
-                        "a manifest version above 2^53 - 1 cannot be stored",
-                    ));
-                }
-            }
+            check_manifest_version(&commit)?;
             self.apply(commit).await
         })
     }

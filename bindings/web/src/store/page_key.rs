@@ -1,5 +1,6 @@
-//! Page ids as strings for stores keyed by strings (the JS adapter, IndexedDB): fixed-width hex,
-//! so the strings of one kind sort like the ids.
+//! What the two stores on the JS side (the JS adapter, IndexedDB) share: page ids as strings in
+//! fixed-width hex, so the strings of one kind sort like the ids, and the check of a commit's
+//! manifest version (it must advance, and fit a JS number) before anything reaches storage.
 
 use ttlkv::store::{PageId, PageKind};
 
@@ -39,6 +40,41 @@ pub fn parse_page_key(key: &str) -> Option<PageId> {
         .then(|| u32::from_str_radix(index, 16).ok())
         .flatten()?;
     Some(PageId::sst_data(hex64(file)?, index))
+}
+
+/// The page ids of `keys` (as a store listed them for `kind`), ascending; `None` if any key is
+/// not a string key of a page of that kind.
+pub fn page_ids_of_kind(
+    keys: impl IntoIterator<Item = Option<String>>,
+    kind: PageKind,
+) -> Option<Vec<PageId>> {
+    let mut ids = keys
+        .into_iter()
+        .map(|key| parse_page_key(&key?).filter(|id| id.kind == kind))
+        .collect::<Option<Vec<_>>>()?;
+    ids.sort();
+    Some(ids)
+}
+
+/// The largest manifest version a JS number holds exactly (2^53 - 1).
+pub const MAX_JS_VERSION: u64 = 9_007_199_254_740_991;
+
+/// Refuse a commit whose new manifest does not advance the version, or could not be stored as a
+/// JS number, before anything reaches the store.
+pub fn check_manifest_version(commit: &ttlkv::store::Commit) -> ttlkv::Result<()> {
+    if let Some(m) = &commit.manifest {
+        if m.version <= commit.expected_manifest_version {
+            return Err(ttlkv::Error::invalid(
+                "a new manifest's version must be greater than the expected one",
+            ));
+        }
+        if m.version > MAX_JS_VERSION {
+            return Err(ttlkv::Error::invalid(
+                "a manifest version above 2^53 - 1 cannot be stored",
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
