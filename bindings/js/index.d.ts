@@ -278,6 +278,13 @@ export interface OpenOptions {
    * that throws or returns a Promise lets the key expire.
    */
   onExpire?: ((entry: ExpireEvent) => ExpireReplacement | null | undefined | void) | undefined;
+  /**
+   * IndexedDB only: how long opening may wait (ms, an integer > 0; default 10,000). IndexedDB
+   * makes an open wait, silently, while another tab or worker holds an older version of the
+   * database or a delete of it is pending; past this time `open` rejects with `STORAGE` instead
+   * of hanging.
+   */
+  openTimeoutMs?: number | undefined;
 }
 
 /**
@@ -427,7 +434,8 @@ export declare const CODES: readonly [
  * - `KEY_TOO_LARGE` / `VALUE_TOO_LARGE`: a key over 4 KiB, a value over 16 MiB;
  * - `CLOSED`: the Db (or Snapshot, or dropped namespace) was closed/released;
  * - `FENCED`: this context lost the writer role and may not write;
- * - `QUOTA_EXCEEDED`: storage quota reached; nothing was half-written and reads still work;
+ * - `QUOTA_EXCEEDED`: storage quota reached; nothing was half-written and reads still work. Before
+ *   a write reports it, the database purges every due key and compacts, then retries once;
  * - `CORRUPTION`: a checksum or decode failure;
  * - `STORAGE`: any other storage failure, with the underlying error as `cause` where there is one;
  * - `UNSUPPORTED`: e.g. `storage: "indexeddb"` where there is no IndexedDB.

@@ -170,18 +170,22 @@ class Snapshot {
     this.#raw = raw;
   }
   async get(key) {
-    const raw = await engine(() => this.#raw.get(encodeKey(key)));
+    const k = encodeKey(key);
+    const raw = await engine(() => this.#raw.get(k));
     return raw === undefined ? undefined : decodeValue(raw).value;
   }
   async getEntry(key) {
-    const raw = await engine(() => this.#raw.getEntry(encodeKey(key)));
+    const k = encodeKey(key);
+    const raw = await engine(() => this.#raw.getEntry(k));
     return raw === undefined ? undefined : entryOf(raw);
   }
   async has(key) {
-    return engine(() => this.#raw.has(encodeKey(key)));
+    const k = encodeKey(key);
+    return engine(() => this.#raw.has(k));
   }
   async ttl(key) {
-    return engine(() => this.#raw.ttl(encodeKey(key)));
+    const k = encodeKey(key);
+    return engine(() => this.#raw.ttl(k));
   }
   scan(opts) {
     const args = scanArgs(opts);
@@ -212,6 +216,7 @@ class Shared {
     this.timer = undefined;
     this.armedFor = undefined;
     this.running = false;
+    this.reclaiming = undefined;
   }
 
   emit(expired) {
@@ -263,6 +268,35 @@ class Shared {
     this.schedule();
   }
 
+  /**
+   * Free storage after a QUOTA_EXCEEDED: purge every due key (their expire events fire as usual),
+   * then compact, so expired rows and whole expired SSTs leave storage. Best effort: a step that
+   * fails (it may need room itself) is skipped. Concurrent callers share one reclaim.
+   */
+  reclaim() {
+    if (!this.reclaiming) {
+      this.reclaiming = (async () => {
+        try {
+          for (let slice = 0; slice < 1000; slice++) {
+            const report = await this.root.purgeExpired(1000);
+            this.emit(report.expired);
+            if (!report.moreDue) break;
+          }
+        } catch {
+          // Nothing due could be purged; compaction may still drop what was purged before.
+        }
+        try {
+          await this.root.compact();
+        } catch {
+          // Compaction needs room for its output before the input goes; nothing more to do.
+        }
+      })().finally(() => {
+        this.reclaiming = undefined;
+      });
+    }
+    return this.reclaiming;
+  }
+
   stop() {
     this.closed = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
@@ -282,7 +316,16 @@ class Db {
   async #call(fn) {
     if (this.#shared.closed) throw new TtlKvError("CLOSED", "the database is closed");
     const raw = await this.#raw;
-    const result = await engine(() => fn(raw));
+    let result;
+    try {
+      result = await engine(() => fn(raw));
+    } catch (e) {
+      // Out of room: nothing of the call was written. Reclaim what expired data holds, then
+      // try once more; a second QUOTA_EXCEEDED is the caller's.
+      if (e.code !== "QUOTA_EXCEEDED" || this.#shared.closed) throw e;
+      await this.#shared.reclaim();
+      result = await engine(() => fn(raw));
+    }
     this.#shared.schedule();
     return result;
   }
@@ -458,10 +501,42 @@ class Db {
   }
 }
 
-const OPEN_OPTIONS = ["storage", "defaultTtlMs", "clock", "maintenance", "durability", "onExpire"];
+const OPEN_OPTIONS = ["storage", "defaultTtlMs", "clock", "maintenance", "durability", "onExpire", "openTimeoutMs"];
+
+/** How long opening an IndexedDB database may take before it is an error (ms), by default. */
+const DEFAULT_OPEN_TIMEOUT_MS = 10_000;
+
+/**
+ * `opening`, or a STORAGE error once `ms` have passed. IndexedDB opens wait, with no error, for
+ * other contexts to close an old version or finish a delete; past the timeout the caller gets an
+ * error instead of a hang, and a database that opens later is closed again.
+ */
+function withOpenTimeout(opening, ms) {
+  let timer;
+  let timedOut = false;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => {
+      timedOut = true;
+      reject(
+        new TtlKvError(
+          "STORAGE",
+          `IndexedDB did not open within ${ms} ms: another tab or worker holds the database ` +
+            "(an older version, or a pending delete) and has not let go",
+        ),
+      );
+    }, Math.min(ms, 2_147_483_647));
+  });
+  opening.then(
+    (raw) => {
+      if (timedOut) raw.close().catch(() => {});
+    },
+    () => {},
+  );
+  return Promise.race([opening, timeout]).finally(() => clearTimeout(timer));
+}
 
 /** Open (or create) database `name`. See API.md for the options. */
-export async function open(name, options) {
+async function openDb(name, options) {
   if (typeof name !== "string" || name.length === 0) throw invalid("a database name is a non-empty string");
   const o = plainOptions(options, "open options");
   checkKnown(o, OPEN_OPTIONS, "open");
@@ -476,13 +551,15 @@ export async function open(name, options) {
   }
   const storage = storageKind(o.storage);
   await load();
-  const raw = await engine(() =>
+  const openTimeoutMs = o.openTimeoutMs === undefined ? DEFAULT_OPEN_TIMEOUT_MS : positiveInt(o.openTimeoutMs, "openTimeoutMs");
+  const opening = engine(() =>
     wasm.openDb(name, storage, {
       defaultTtlMs: o.defaultTtlMs ?? undefined,
       durability: o.durability ?? "durable",
       clock: o.clock,
     }),
   );
+  const raw = await (storage === "indexeddb" ? withOpenTimeout(opening, openTimeoutMs) : opening);
   const shared = new Shared(raw, o);
   if (o.onExpire) {
     raw.setExpireHook((namespace, key, value, expireAt) => {
@@ -517,7 +594,7 @@ function storageKind(storage) {
  * Delete database `name` and all its pages. With IndexedDB it resolves once every connection to
  * the database (in any tab) is closed; an adapter's storage belongs to the app, which deletes it.
  */
-export async function destroy(name, options) {
+async function destroyDb(name, options) {
   if (typeof name !== "string" || name.length === 0) throw invalid("a database name is a non-empty string");
   const o = plainOptions(options, "destroy options");
   checkKnown(o, ["storage"], "destroy");
@@ -529,3 +606,51 @@ export async function destroy(name, options) {
   if (storage === "indexeddb") await engine(() => wasm.destroyIndexedDb(name));
   else wasm.destroyMemory(name);
 }
+
+/**
+ * Every failure of a public function or method is a TtlKvError. Engine errors already are; what
+ * else can escape comes from inspecting the caller's arguments (a getter or proxy that throws, an
+ * object whose prototype cannot be read), so it is an INVALID_ARGUMENT with the original as cause.
+ */
+function asInputError(e) {
+  if (e instanceof TtlKvError) return e;
+  return new TtlKvError("INVALID_ARGUMENT", `the arguments could not be read: ${describe(e)}`, { cause: e });
+}
+
+function describe(e) {
+  try {
+    return e instanceof Error ? e.message : String(e);
+  } catch {
+    return "an unprintable error";
+  }
+}
+
+function guarded(f) {
+  return function (...args) {
+    let out;
+    try {
+      out = f.apply(this, args);
+    } catch (e) {
+      throw asInputError(e);
+    }
+    return out instanceof Promise ? out.catch((e) => Promise.reject(asInputError(e))) : out;
+  };
+}
+
+for (const cls of [Db, Snapshot]) {
+  for (const name of Object.getOwnPropertyNames(cls.prototype)) {
+    const d = Object.getOwnPropertyDescriptor(cls.prototype, name);
+    if (name !== "constructor" && typeof d.value === "function") {
+      Object.defineProperty(cls.prototype, name, { ...d, value: guarded(d.value) });
+    }
+  }
+}
+
+/** Open (or create) database `name`. See index.d.ts (and API.md) for the options. */
+export const open = guarded(openDb);
+
+/**
+ * Delete database `name` and all its pages. With IndexedDB it resolves once every connection to
+ * the database (in any tab) is closed; an adapter's storage belongs to the app, which deletes it.
+ */
+export const destroy = guarded(destroyDb);

@@ -195,3 +195,23 @@ test("a full quota is QUOTA_EXCEEDED with nothing half-written, and reads keep w
   assert.equal(await p.evaluate(() => window.ttlkvChecks.countBig("quota")), out.acknowledged);
   await p.close();
 });
+
+test("a database deleted from under an open Db gives a clear STORAGE error, then a clean empty store", async () => {
+  const { p, errors } = await page(`${server.origin}/app/`, () => window.ttlkvChecks);
+  const out = await p.evaluate(() => window.ttlkvChecks.takenAway("taken"));
+  assert.equal(out.deleted, "deleted", "the open Db let the delete through instead of blocking it");
+  assert.match(out.afterwards, /^STORAGE: .*deleted or upgraded by another context/);
+  assert.equal(out.valueAfterReopen, null, "the next open starts from an empty store");
+  assert.deepEqual(errors, []);
+  await p.close();
+});
+
+test("an IndexedDB open that cannot proceed times out with STORAGE instead of hanging", async () => {
+  const { p, errors } = await page(`${server.origin}/app/`, () => window.ttlkvChecks);
+  const out = await p.evaluate(() => window.ttlkvChecks.blockedOpen("blocked"));
+  assert.match(out.outcome, /^STORAGE: IndexedDB did not open within 300 ms/);
+  assert.ok(out.waitedMs >= 300 && out.waitedMs < 5_000, `waited ${out.waitedMs} ms`);
+  assert.equal(out.afterRelease, "deleted");
+  assert.deepEqual(errors, []);
+  await p.close();
+});

@@ -373,6 +373,35 @@ test("an adapter out of room gives QUOTA_EXCEEDED and nothing half-written", asy
   assert.equal(await db.get("big"), "ok");
 });
 
+test("out of room, a write first reclaims expired data (purge, then compaction) and retries once", async () => {
+  const adapter = mapAdapter();
+  const clock = fakeClock();
+  const db = await open("reclaim", { storage: adapter, clock, maintenance: "manual" });
+  const events = [];
+  db.on("expire", (e) => events.push(e.key));
+  const ops = [];
+  for (let i = 0; i < 40; i++) ops.push({ type: "put", key: `cache:${i}`, value: "x".repeat(2_000), ttlMs: 1_000 });
+  await db.batch(ops);
+  await db.put("keep", "forever");
+  await db.flush();
+  clock.advance(5_000); // every cache entry is due, none purged yet
+  const full = adapter.bytes;
+  adapter.quota = full + 4_000; // room for a purge's small commit, not for the next put
+  assert.equal(await db.put("big", "y".repeat(10_000)), true, "the retry after the reclaim succeeds");
+  assert.equal(events.length, 40, "the reclaim's purge fired one expire event per key");
+  assert.ok(adapter.bytes < full, `storage shrank: ${adapter.bytes} < ${full}`);
+  assert.equal(await db.get("big"), "y".repeat(10_000));
+  assert.equal(await db.get("keep"), "forever");
+
+  // Nothing left to reclaim: the error reaches the caller, and nothing was half-written.
+  adapter.quota = adapter.bytes + 100;
+  const before = adapter.bytes;
+  await rejects(db.put("huge", "z".repeat(50_000)), "QUOTA_EXCEEDED");
+  assert.equal(adapter.bytes, before);
+  assert.equal(await db.get("huge"), undefined);
+  assert.equal(await db.get("keep"), "forever", "reads keep working");
+});
+
 test("memory storage reopens by name until destroy", async () => {
   const db = await open("named", { storage: "memory", maintenance: "manual" });
   await db.put("k", "v");

@@ -87,3 +87,51 @@ export async function remove(name) {
   await destroy(name);
   return true;
 }
+
+/** Delete the database from under an open Db, as another tab or "clear site data" would. */
+export async function takenAway(name) {
+  await destroy(name);
+  const db = await open(name);
+  await db.put("k", "before");
+  const deleted = await new Promise((resolve) => {
+    const request = indexedDB.deleteDatabase(`ttlkv:${name}`);
+    request.onsuccess = () => resolve("deleted");
+    request.onerror = () => resolve(`error ${request.error?.name}`);
+    request.onblocked = () => resolve("blocked");
+  });
+  const afterwards = await db.put("k", "after").then(
+    () => "resolved",
+    (e) => `${e.code}: ${e.message}`,
+  );
+  const reads = await db.get("k").then(
+    (v) => v,
+    (e) => e.code,
+  );
+  await db.close().catch(() => {});
+  const fresh = await open(name);
+  const value = await fresh.get("k");
+  await fresh.close();
+  return { deleted, afterwards, reads, valueAfterReopen: value ?? null };
+}
+
+/** Open while a delete of the database is blocked by a connection that does not let go. */
+export async function blockedOpen(name) {
+  await destroy(name);
+  const holder = await new Promise((resolve, reject) => {
+    const request = indexedDB.open(`ttlkv:${name}`, 1);
+    request.onsuccess = () => resolve(request.result); // no onversionchange: it never lets go
+    request.onerror = () => reject(request.error);
+  });
+  const pendingDelete = new Promise((resolve) => {
+    const request = indexedDB.deleteDatabase(`ttlkv:${name}`);
+    request.onsuccess = () => resolve("deleted");
+  });
+  const started = performance.now();
+  const outcome = await open(name, { openTimeoutMs: 300 }).then(
+    (db) => db.close().then(() => "opened"),
+    (e) => `${e.code}: ${e.message}`,
+  );
+  const waitedMs = Math.round(performance.now() - started);
+  holder.close();
+  return { outcome, waitedMs, afterRelease: await pendingDelete };
+}

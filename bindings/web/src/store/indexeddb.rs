@@ -16,12 +16,19 @@
 //! cause is read from `IDBTransaction.error` and mapped: `QuotaExceededError` →
 //! `QUOTA_EXCEEDED`, anything else → `STORAGE`.
 //!
+//! When another context deletes or upgrades the database (`destroy()` in another tab, "clear site
+//! data"), this connection closes itself at once instead of blocking it, and every later call
+//! fails with a `STORAGE` error that says so; the next open starts from an empty store.
+//!
 //! Why `idb` and not `rexie`: rexie (a thin wrapper over idb) keeps the `IDBTransaction` private,
 //! and Chromium reports a commit that ran out of quota only on that object: every request of the
 //! transaction succeeds, then the transaction aborts with `error.name == "QuotaExceededError"`
 //! and no request or transaction `error` event (seen in Chromium 156 with a 1 MiB quota set over
 //! the DevTools protocol). Through rexie that abort has no cause and could not be told apart from
 //! any other storage failure.
+
+use std::cell::Cell;
+use std::rc::Rc;
 
 use idb::{
     Database, Factory, KeyRange, ObjectStoreParams, Query, TransactionMode, TransactionResult,
@@ -52,6 +59,9 @@ pub fn database_name(name: &str) -> String {
 /// A page store on one IndexedDB database.
 pub struct IndexedDbStore {
     db: Database,
+    /// Set when another context deleted or upgraded the database: this connection closed itself
+    /// so that could proceed, and every later call fails with a `STORAGE` error saying so.
+    taken_away: Rc<Cell<bool>>,
 }
 
 /// The error an idb failure stands for. DOM exceptions keep their name in the message, and a
@@ -143,10 +153,20 @@ impl IndexedDbStore {
                 }
             }
         });
-        let db = request
+        let mut db = request
             .await
             .map_err(|e| idb_error("opening IndexedDB", e))?;
-        Ok(IndexedDbStore { db })
+        // Another context deleting the database (destroy(), clearing site data) or upgrading it
+        // waits for this connection to close: close at once instead of blocking it.
+        let taken_away = Rc::new(Cell::new(false));
+        let flag = taken_away.clone();
+        db.on_version_change(move |event| {
+            flag.set(true);
+            if let Ok(db) = idb::DatabaseEvent::database(&event) {
+                db.close();
+            }
+        });
+        Ok(IndexedDbStore { db, taken_away })
     }
 
     /// Delete the IndexedDB database of ttlkv database `name` (`destroy(name)`). It completes
@@ -167,6 +187,11 @@ impl IndexedDbStore {
     }
 
     fn transaction(&self, stores: &[&str], mode: TransactionMode) -> Result<idb::Transaction> {
+        if self.taken_away.get() {
+            return Err(Error::storage(
+                "the IndexedDB database was deleted or upgraded by another context; open it again",
+            ));
+        }
         self.db
             .transaction(stores, mode)
             .map_err(|e| idb_error("starting an IndexedDB transaction", e))
