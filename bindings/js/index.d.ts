@@ -285,6 +285,13 @@ export interface OpenOptions {
    * of hanging.
    */
   openTimeoutMs?: number | undefined;
+  /**
+   * IndexedDB with several tabs or workers (ms, an integer > 0; default 5,000). One context holds
+   * the writer role (a Web Lock per database name) and runs the engine; the others forward their
+   * calls to it over a BroadcastChannel. A context whose forwarded call gets no answer for this
+   * long takes the role over from the silent writer, whose commits then fail with `FENCED`.
+   */
+  writerTimeoutMs?: number | undefined;
 }
 
 /**

@@ -2,11 +2,15 @@
 //
 // It loads the WebAssembly engine on first use (no separate init()), owns what only JavaScript
 // can do — typed keys and values, option checking, scans as async iterables, expire events, the
-// automatic maintenance timer — and drives the engine through the bytes-level API of
-// `bindings/web` (crate ttlkv-web). Every rejection is a TtlKvError with a code (API.md).
+// automatic maintenance timer — and drives the engine by method name and plain arguments through
+// an endpoint: this context's engine (engine.js, over the bytes-level API of `bindings/web`), or
+// the writer tab's when several tabs share an IndexedDB database (tabs.js). Every rejection is a
+// TtlKvError with a code (API.md).
 
 import { TtlKvError, CODES } from "./errors.js";
 import { encodeKey, decodeKey, encodeValue, decodeValue } from "./codec.js";
+import { engine, asTtlKvError, LocalEndpoint } from "./engine.js";
+import { Tabs, tabsSupported } from "./tabs.js";
 import initWasm, * as wasm from "./pkg/ttlkv_web.js";
 
 export { TtlKvError, CODES };
@@ -31,24 +35,6 @@ function load() {
     })();
   }
   return loading;
-}
-
-/** Run an engine call, turning whatever it throws into a TtlKvError. */
-async function engine(call) {
-  try {
-    return await call();
-  } catch (e) {
-    throw asTtlKvError(e);
-  }
-}
-
-function asTtlKvError(e) {
-  if (e instanceof TtlKvError) return e;
-  if (e instanceof Error && typeof e.code === "string" && CODES.includes(e.code)) {
-    return new TtlKvError(e.code, e.message);
-  }
-  if (e instanceof TypeError) return new TtlKvError("INVALID_ARGUMENT", e.message, { cause: e });
-  return new TtlKvError("STORAGE", String(e && e.message ? e.message : e), { cause: e });
 }
 
 const invalid = (message) => new TtlKvError("INVALID_ARGUMENT", message);
@@ -145,13 +131,13 @@ function after(key) {
 
 const SCAN_PAGE = 256;
 
-/** Entries of a scan, fetched page by page from a consistent snapshot. */
-async function* scanPages(snapshot, args) {
+/** Entries of a scan, fetched page by page from snapshot `id` of `endpoint`, released at the end. */
+async function* scanPages(endpoint, id, args) {
   let { prefix, start, end, limit, reverse } = args;
   try {
     while (limit !== 0) {
       const page = limit < 0 ? SCAN_PAGE : Math.min(limit, SCAN_PAGE);
-      const rows = await engine(() => snapshot.scan(prefix, start, end, page, reverse));
+      const rows = await endpoint.callSnapshot(id, "scan", [prefix, start, end, page, reverse]);
       for (const row of rows) yield entryOf(row);
       if (rows.length < page) return;
       if (limit > 0) limit -= rows.length;
@@ -160,63 +146,87 @@ async function* scanPages(snapshot, args) {
       else start = after(last);
     }
   } finally {
-    snapshot.release();
+    endpoint.release(id);
   }
 }
 
 class Snapshot {
-  #raw;
-  constructor(raw) {
-    this.#raw = raw;
+  #endpoint;
+  #id;
+  constructor(endpoint, id) {
+    this.#endpoint = endpoint;
+    this.#id = id;
   }
   async get(key) {
-    const k = encodeKey(key);
-    const raw = await engine(() => this.#raw.get(k));
+    const raw = await this.#endpoint.callSnapshot(this.#id, "get", [encodeKey(key)]);
     return raw === undefined ? undefined : decodeValue(raw).value;
   }
   async getEntry(key) {
-    const k = encodeKey(key);
-    const raw = await engine(() => this.#raw.getEntry(k));
+    const raw = await this.#endpoint.callSnapshot(this.#id, "getEntry", [encodeKey(key)]);
     return raw === undefined ? undefined : entryOf(raw);
   }
   async has(key) {
-    const k = encodeKey(key);
-    return engine(() => this.#raw.has(k));
+    return this.#endpoint.callSnapshot(this.#id, "has", [encodeKey(key)]);
   }
   async ttl(key) {
-    const k = encodeKey(key);
-    return engine(() => this.#raw.ttl(k));
+    return this.#endpoint.callSnapshot(this.#id, "ttl", [encodeKey(key)]);
   }
   scan(opts) {
     const args = scanArgs(opts);
-    const raw = this.#raw;
+    const endpoint = this.#endpoint;
+    const id = this.#id;
     return {
       async *[Symbol.asyncIterator]() {
         const { prefix, start, end, limit, reverse } = args;
-        let remaining = limit;
-        const rows = await engine(() => raw.scan(prefix, start, end, remaining, reverse));
+        const rows = await endpoint.callSnapshot(id, "scan", [prefix, start, end, limit, reverse]);
         for (const row of rows) yield entryOf(row);
       },
     };
   }
   release() {
-    this.#raw.release();
+    this.#endpoint.release(this.#id);
   }
 }
 
-/** The part of a database every namespace handle shares: events, maintenance, closing. */
+/**
+ * What every handle of one open database shares: where its calls run (`endpoint`: this context's
+ * engine, or the writer tab's through `tabs`), its expire listeners, and — while this context
+ * runs the engine — the one automatic maintenance timer.
+ */
 class Shared {
-  constructor(root, options) {
-    this.root = root;
+  constructor(options) {
+    this.endpoint = undefined;
+    this.local = undefined;
+    this.tabs = undefined;
     this.listeners = new Set();
-    this.onExpire = options.onExpire;
     this.auto = options.maintenance !== "manual";
-    this.clock = options.clock ?? Date.now;
     this.closed = false;
     this.timer = undefined;
     this.armedFor = undefined;
     this.running = false;
-    this.reclaiming = undefined;
+  }
+
+  /** Run calls on this context's engine from now on (`local` is a LocalEndpoint). */
+  useLocal(local) {
+    this.local = local;
+    this.endpoint = local;
+    this.schedule();
+  }
+
+  /** Run calls elsewhere from now on (this context lost, or never had, the writer role). */
+  useRemote(remote) {
+    this.local = undefined;
+    this.endpoint = remote;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.armedFor = undefined;
+  }
+
+  /** Expire events of a purge this context ran: to its listeners and to every other tab. */
+  publish(expired) {
+    if (expired.length === 0) return;
+    this.emit(expired);
+    this.tabs?.broadcastExpired(expired);
   }
 
   emit(expired) {
@@ -238,12 +248,13 @@ class Shared {
 
   /** Arm the one maintenance timer for the engine's next wake-up. */
   schedule() {
-    if (!this.auto || this.closed || this.running) return;
-    const next = this.root.nextWakeupMs();
+    const local = this.local;
+    if (!this.auto || this.closed || this.running || local === undefined) return;
+    const next = local.root.nextWakeupMs();
     if (next === null || next === undefined) return;
     if (this.timer !== undefined && this.armedFor !== undefined && this.armedFor <= next) return;
     if (this.timer !== undefined) clearTimeout(this.timer);
-    const delay = Math.min(Math.max(0, next - this.root.now()), 2_147_483_647);
+    const delay = Math.min(Math.max(0, next - local.root.now()), 2_147_483_647);
     this.armedFor = next;
     this.timer = setTimeout(() => this.run(), delay);
     // The timer never keeps a Node process alive on its own.
@@ -255,46 +266,17 @@ class Shared {
   async run() {
     this.timer = undefined;
     this.armedFor = undefined;
-    if (this.closed) return;
+    const local = this.local;
+    if (this.closed || local === undefined) return;
     this.running = true;
     try {
-      const step = await this.root.maintenance();
-      this.emit(step.purge.expired);
+      await local.call(null, "maintenance", []);
     } catch {
       // A failed step is retried at the next wake-up; the error reaches callers of writes.
     } finally {
       this.running = false;
     }
     this.schedule();
-  }
-
-  /**
-   * Free storage after a QUOTA_EXCEEDED: purge every due key (their expire events fire as usual),
-   * then compact, so expired rows and whole expired SSTs leave storage. Best effort: a step that
-   * fails (it may need room itself) is skipped. Concurrent callers share one reclaim.
-   */
-  reclaim() {
-    if (!this.reclaiming) {
-      this.reclaiming = (async () => {
-        try {
-          for (let slice = 0; slice < 1000; slice++) {
-            const report = await this.root.purgeExpired(1000);
-            this.emit(report.expired);
-            if (!report.moreDue) break;
-          }
-        } catch {
-          // Nothing due could be purged; compaction may still drop what was purged before.
-        }
-        try {
-          await this.root.compact();
-        } catch {
-          // Compaction needs room for its output before the input goes; nothing more to do.
-        }
-      })().finally(() => {
-        this.reclaiming = undefined;
-      });
-    }
-    return this.reclaiming;
   }
 
   stop() {
@@ -304,29 +286,22 @@ class Shared {
   }
 }
 
+let nextHandle = 0;
+
 /** An open database, or one namespace of it. */
 class Db {
-  #raw;
+  #ns;
   #shared;
-  constructor(raw, shared) {
-    this.#raw = raw;
+  constructor(shared, ns) {
     this.#shared = shared;
+    this.#ns = ns;
   }
 
-  async #call(fn) {
-    if (this.#shared.closed) throw new TtlKvError("CLOSED", "the database is closed");
-    const raw = await this.#raw;
-    let result;
-    try {
-      result = await engine(() => fn(raw));
-    } catch (e) {
-      // Out of room: nothing of the call was written. Reclaim what expired data holds, then
-      // try once more; a second QUOTA_EXCEEDED is the caller's.
-      if (e.code !== "QUOTA_EXCEEDED" || this.#shared.closed) throw e;
-      await this.#shared.reclaim();
-      result = await engine(() => fn(raw));
-    }
-    this.#shared.schedule();
+  async #call(method, args) {
+    const shared = this.#shared;
+    if (shared.closed) throw new TtlKvError("CLOSED", "the database is closed");
+    const result = await shared.endpoint.call(this.#ns, method, args);
+    shared.schedule();
     return result;
   }
 
@@ -335,60 +310,52 @@ class Db {
       const k = encodeKey(key);
       const v = encodeValue(value, typeof key === "string");
       const [kind, arg, cond] = putArgs(opts);
-      return this.#call((raw) => raw.put(k, v, kind, arg, cond));
+      return this.#call("put", [k, v, kind, arg, cond]);
     })();
   }
 
   async get(key) {
-    const k = encodeKey(key);
-    const raw = await this.#call((r) => r.get(k));
+    const raw = await this.#call("get", [encodeKey(key)]);
     return raw === undefined ? undefined : decodeValue(raw).value;
   }
 
   async getMany(keys) {
     if (!Array.isArray(keys)) throw invalid("getMany takes an array of keys");
     const encoded = keys.map((k) => encodeKey(k));
-    return Promise.all(encoded.map((k) => this.#call((r) => r.get(k)).then((raw) => (raw === undefined ? undefined : decodeValue(raw).value))));
+    return Promise.all(encoded.map((k) => this.#call("get", [k]).then((raw) => (raw === undefined ? undefined : decodeValue(raw).value))));
   }
 
   async getEntry(key) {
-    const k = encodeKey(key);
-    const raw = await this.#call((r) => r.getEntry(k));
+    const raw = await this.#call("getEntry", [encodeKey(key)]);
     return raw === undefined ? undefined : entryOf(raw);
   }
 
   async has(key) {
-    const k = encodeKey(key);
-    return this.#call((r) => r.has(k));
+    return this.#call("has", [encodeKey(key)]);
   }
 
   async delete(key) {
-    const k = encodeKey(key);
-    return this.#call((r) => r.delete(k));
+    return this.#call("delete", [encodeKey(key)]);
   }
 
   async ttl(key) {
-    const k = encodeKey(key);
-    return this.#call((r) => r.ttl(k));
+    return this.#call("ttl", [encodeKey(key)]);
   }
 
   async expire(key, ttlMs, cond) {
     const k = encodeKey(key);
     const ms = positiveInt(ttlMs, "ttlMs");
-    const bits = conditionBits(cond);
-    return this.#call((r) => r.expire(k, ms, bits));
+    return this.#call("expire", [k, ms, conditionBits(cond)]);
   }
 
   async expireAt(key, atMs, cond) {
     const k = encodeKey(key);
     const at = integer(atMs, "atMs");
-    const bits = conditionBits(cond);
-    return this.#call((r) => r.expireAt(k, at, bits));
+    return this.#call("expireAt", [k, at, conditionBits(cond)]);
   }
 
   async persist(key) {
-    const k = encodeKey(key);
-    return this.#call((r) => r.persist(k));
+    return this.#call("persist", [encodeKey(key)]);
   }
 
   async getEx(key, opts) {
@@ -403,7 +370,7 @@ class Db {
     else if (opts.expireAt !== undefined) [kind, arg] = [1, integer(opts.expireAt, "expireAt")];
     else if (opts.persist === true) kind = 2;
     else throw invalid("persist must be true");
-    const raw = await this.#call((r) => r.getEx(k, kind, arg));
+    const raw = await this.#call("getEx", [k, kind, arg]);
     return raw === undefined ? undefined : decodeValue(raw).value;
   }
 
@@ -412,10 +379,9 @@ class Db {
     const self = this;
     return {
       async *[Symbol.asyncIterator]() {
-        if (self.#shared.closed) throw new TtlKvError("CLOSED", "the database is closed");
-        const raw = await self.#raw;
-        const snapshot = await engine(async () => raw.snapshot());
-        yield* scanPages(snapshot, args);
+        const endpoint = self.#shared.endpoint;
+        const id = await self.#call("snapshot", []);
+        yield* scanPages(endpoint, id, args);
       },
     };
   }
@@ -436,51 +402,49 @@ class Db {
       }
       throw invalid(`unknown batch operation type ${JSON.stringify(op.type)}`);
     });
-    const ok = await this.#call((r) => r.batch(encoded));
+    const ok = await this.#call("batch", [encoded]);
     if (!ok) throw new TtlKvError("INVALID_ARGUMENT", "a condition in the batch failed; nothing was written");
   }
 
   async snapshot() {
-    const raw = await this.#call(async (r) => r.snapshot());
-    return new Snapshot(raw);
+    const endpoint = this.#shared.endpoint;
+    const id = await this.#call("snapshot", []);
+    return new Snapshot(endpoint, id);
   }
 
   namespace(name, opts) {
     if (typeof name !== "string" || name.length === 0) throw invalid("a namespace name is a non-empty string");
     const o = plainOptions(opts, "namespace options");
     checkKnown(o, ["defaultTtlMs", "maxTtlMs"], "namespace");
-    const ttl = (x, what) => (x === undefined || x === null ? NaN : positiveInt(x, what));
-    const def = ttl(o.defaultTtlMs, "defaultTtlMs");
-    const max = ttl(o.maxTtlMs, "maxTtlMs");
-    const raw = this.#raw.then((r) => engine(() => r.namespace(name, opts !== undefined, def, max)));
-    raw.catch(() => {});
-    return new Db(raw, this.#shared);
+    const ttl = (x, what) => (x === undefined || x === null ? null : positiveInt(x, what));
+    // null, not NaN, for "none": the spec crosses tabs through structured clone and JSON.
+    const handleId = `${Math.random().toString(36).slice(2)}:${nextHandle++}`;
+    return new Db(this.#shared, [name, opts !== undefined, ttl(o.defaultTtlMs, "defaultTtlMs"), ttl(o.maxTtlMs, "maxTtlMs"), handleId]);
   }
 
   async dropNamespace(name) {
     if (typeof name !== "string" || name.length === 0) throw invalid("a namespace name is a non-empty string");
-    return this.#call((r) => r.dropNamespace(name));
+    return this.#call("dropNamespace", [name]);
   }
 
   async purgeExpired(opts) {
     opts = plainOptions(opts, "purge options");
     checkKnown(opts, ["limit"], "purge");
     const limit = opts.limit === undefined ? 10_000 : positiveInt(opts.limit, "limit");
-    const report = await this.#call((r) => r.purgeExpired(limit));
-    this.#shared.emit(report.expired);
+    const report = await this.#call("purgeExpired", [limit]);
     return report.removed;
   }
 
   async flush() {
-    return this.#call((r) => r.flush());
+    return this.#call("flush", []);
   }
 
   async compact() {
-    return this.#call((r) => r.compact());
+    return this.#call("compact", []);
   }
 
   async stats() {
-    return this.#call(async (r) => r.stats());
+    return this.#call("stats", []);
   }
 
   on(event, fn) {
@@ -495,13 +459,18 @@ class Db {
   }
 
   async close() {
-    if (this.#shared.closed) return;
-    this.#shared.stop();
-    await engine(() => this.#shared.root.close());
+    const shared = this.#shared;
+    if (shared.closed) return;
+    shared.stop();
+    if (shared.tabs !== undefined) await shared.tabs.close();
+    else await shared.local?.close();
   }
 }
 
-const OPEN_OPTIONS = ["storage", "defaultTtlMs", "clock", "maintenance", "durability", "onExpire", "openTimeoutMs"];
+const OPEN_OPTIONS = ["storage", "defaultTtlMs", "clock", "maintenance", "durability", "onExpire", "openTimeoutMs", "writerTimeoutMs"];
+
+/** How long a tab waits for the writer tab to answer before it takes the role over (ms). */
+const DEFAULT_WRITER_TIMEOUT_MS = 5_000;
 
 /** How long opening an IndexedDB database may take before it is an error (ms), by default. */
 const DEFAULT_OPEN_TIMEOUT_MS = 10_000;
@@ -550,29 +519,47 @@ async function openDb(name, options) {
     throw invalid('durability must be "durable" or "relaxed"');
   }
   const storage = storageKind(o.storage);
-  await load();
   const openTimeoutMs = o.openTimeoutMs === undefined ? DEFAULT_OPEN_TIMEOUT_MS : positiveInt(o.openTimeoutMs, "openTimeoutMs");
-  const opening = engine(() =>
-    wasm.openDb(name, storage, {
-      defaultTtlMs: o.defaultTtlMs ?? undefined,
-      durability: o.durability ?? "durable",
-      clock: o.clock,
-    }),
-  );
-  const raw = await (storage === "indexeddb" ? withOpenTimeout(opening, openTimeoutMs) : opening);
-  const shared = new Shared(raw, o);
-  if (o.onExpire) {
-    raw.setExpireHook((namespace, key, value, expireAt) => {
-      const decoded = decodeValue(value);
-      const out = o.onExpire({ key: decodeKey(key, decoded.keyWasString), value: decoded.value, expireAt, ...(namespace ? { namespace } : {}) });
-      if (out === undefined || out === null) return undefined;
-      const [kind, arg] = putArgs({ ttlMs: out.ttlMs, expireAt: out.expireAt });
-      return [encodeValue(out.value, decoded.keyWasString), kind, arg];
-    });
+  const writerTimeoutMs = o.writerTimeoutMs === undefined ? DEFAULT_WRITER_TIMEOUT_MS : positiveInt(o.writerTimeoutMs, "writerTimeoutMs");
+  await load();
+  const shared = new Shared(o);
+
+  /** Open the engine in this context: a LocalEndpoint, with the expire hook installed. */
+  async function openEngine() {
+    const opening = engine(() =>
+      wasm.openDb(name, storage, {
+        defaultTtlMs: o.defaultTtlMs ?? undefined,
+        durability: o.durability ?? "durable",
+        clock: o.clock,
+      }),
+    );
+    const raw = await (storage === "indexeddb" ? withOpenTimeout(opening, openTimeoutMs) : opening);
+    if (o.onExpire) {
+      raw.setExpireHook((namespace, key, value, expireAt) => {
+        const decoded = decodeValue(value);
+        const out = o.onExpire({ key: decodeKey(key, decoded.keyWasString), value: decoded.value, expireAt, ...(namespace ? { namespace } : {}) });
+        if (out === undefined || out === null) return undefined;
+        const [kind, arg] = putArgs({ ttlMs: out.ttlMs, expireAt: out.expireAt });
+        return [encodeValue(out.value, decoded.keyWasString), kind, arg];
+      });
+    }
+    return new LocalEndpoint(raw, (expired) => shared.publish(expired));
   }
-  const db = new Db(Promise.resolve(raw), shared);
-  shared.schedule();
-  return db;
+
+  if (storage === "indexeddb" && tabsSupported()) {
+    // Every tab and worker of this origin shares the database: one runs the engine, the others
+    // forward to it (tabs.js).
+    shared.tabs = new Tabs(name, shared, openEngine, writerTimeoutMs);
+    try {
+      await shared.tabs.start();
+    } catch (e) {
+      await shared.tabs.close();
+      throw asTtlKvError(e);
+    }
+  } else {
+    shared.useLocal(await openEngine());
+  }
+  return new Db(shared, null);
 }
 
 /** Which storage `storage` (the option) means here: "indexeddb", "memory" or an adapter object. */

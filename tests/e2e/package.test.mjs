@@ -215,3 +215,118 @@ test("an IndexedDB open that cannot proceed times out with STORAGE instead of ha
   assert.deepEqual(errors, []);
   await p.close();
 });
+
+// ---- Many tabs, one writer (Web Locks + BroadcastChannel): pages of one browser context. ----
+
+async function tabs(count, name) {
+  const context = await browser.newContext();
+  const pages = [];
+  for (let i = 0; i < count; i++) {
+    const p = await context.newPage();
+    await p.goto(`${server.origin}/app/`);
+    await p.waitForFunction(() => window.ttlkvChecks);
+    pages.push(p);
+  }
+  await pages[0].evaluate((n) => window.ttlkvChecks.remove(n), name);
+  return { context, pages };
+}
+
+const call = (p, method, ...args) => p.evaluate(([m, a]) => window.ttlkvChecks.onShared(m, ...a), [method, args]);
+
+test("two tabs write and read the same keys through one writer", async () => {
+  const { context, pages } = await tabs(2, "two-tabs");
+  const [a, b] = pages;
+  for (const p of pages) await p.evaluate(() => window.ttlkvChecks.openShared("two-tabs"));
+  assert.deepEqual(await call(a, "put", "from-a", 1), { value: true });
+  assert.deepEqual(await call(b, "get", "from-a"), { value: 1 }, "b reads a's write");
+  assert.deepEqual(await call(b, "put", "from-b", { two: 2 }, { ttlMs: 60_000 }), { value: true });
+  assert.deepEqual(await call(a, "get", "from-b"), { value: { two: 2 } }, "a reads b's write");
+  assert.deepEqual(await call(a, "ttl", "from-b"), { value: 60_000 });
+  // Both tabs write the same keys at once; afterwards both see one and the same state.
+  await Promise.all(
+    pages.map((p, t) =>
+      p.evaluate(async (tab) => {
+        await Promise.all(Array.from({ length: 50 }, (_, i) => window.shared.put(`same:${String(i).padStart(2, "0")}`, `tab ${tab}`)));
+      }, t),
+    ),
+  );
+  const [seenByA, seenByB] = await Promise.all(pages.map((p) => p.evaluate(() => window.ttlkvChecks.allShared("same:"))));
+  assert.equal(seenByA.length, 50);
+  assert.deepEqual(seenByA, seenByB);
+  assert.deepEqual(await call(b, "put", "from-a", 2, { ifAbsent: true }), { value: false }, "conditions are decided by the writer");
+  assert.deepEqual(await call(b, "put", "", 1), { code: "INVALID_ARGUMENT" }, "errors come back with their code");
+  await context.close();
+});
+
+test("the writer tab closes while the other keeps writing: the role passes on, nothing acknowledged is lost", async () => {
+  const { context, pages } = await tabs(2, "handover");
+  const [a, b] = pages;
+  await a.evaluate(() => window.ttlkvChecks.openShared("handover"));
+  await b.evaluate(() => window.ttlkvChecks.openShared("handover"));
+  for (let i = 0; i < 10; i++) assert.deepEqual(await call(a, "put", `a:${i}`, i), { value: true });
+  // b writes continuously (through a) while a's tab is closed in the middle.
+  const writing = b.evaluate(async () => {
+    const acknowledged = [];
+    for (let i = 0; i < 60; i++) {
+      await window.shared.put(`b:${String(i).padStart(2, "0")}`, i);
+      acknowledged.push(i);
+    }
+    return acknowledged.length;
+  });
+  await new Promise((r) => setTimeout(r, 30));
+  await a.close();
+  assert.equal(await writing, 60, "every write resolved, across the handover");
+  const keys = (await b.evaluate(() => window.ttlkvChecks.allShared(""))).map(([k]) => k);
+  assert.equal(keys.filter((k) => k.startsWith("a:")).length, 10);
+  assert.equal(keys.filter((k) => k.startsWith("b:")).length, 60);
+  // A tab opened afterwards reads everything back from IndexedDB.
+  const c = await context.newPage();
+  await c.goto(`${server.origin}/app/`);
+  await c.waitForFunction(() => window.ttlkvChecks);
+  await c.evaluate(() => window.ttlkvChecks.openShared("handover"));
+  assert.equal((await c.evaluate(() => window.ttlkvChecks.allShared(""))).length, 70);
+  await context.close();
+});
+
+test("expire events reach every tab", async () => {
+  const { context, pages } = await tabs(2, "events");
+  const [a, b] = pages;
+  for (const p of pages) await p.evaluate(() => window.ttlkvChecks.openShared("events"));
+  await call(b, "put", "session:1", "s", { ttlMs: 1_000 });
+  await call(b, "put", "session:2", "s", { ttlMs: 1_000 });
+  await call(a, "put", "stays", "s");
+  await a.evaluate(() => {
+    window.fakeNow += 5_000; // a runs the engine: its clock is the one that counts
+  });
+  assert.deepEqual(await call(b, "purgeExpired"), { value: 2 });
+  await b.waitForFunction(() => window.events.length === 2);
+  assert.deepEqual((await a.evaluate(() => window.events)).sort(), ["session:1", "session:2"]);
+  assert.deepEqual((await b.evaluate(() => window.events)).sort(), ["session:1", "session:2"]);
+  await context.close();
+});
+
+test("a stalled writer loses its role to a tab that gets no answers; woken, its commit is FENCED and nothing of it lands", async () => {
+  const { context, pages } = await tabs(1, "stalled");
+  const [b] = pages;
+  // The writer is a worker of the page (its own thread, which the test stalls); b is a follower.
+  assert.deepEqual(await b.evaluate(() => window.tabWorker.send({ cmd: "open", name: "stalled", writerTimeoutMs: 500 })), { id: 0, value: true });
+  await b.evaluate(() => window.ttlkvChecks.openShared("stalled", { writerTimeoutMs: 500 }));
+  assert.deepEqual(await call(b, "put", "before", 1), { value: true });
+  const stalled = b.evaluate(() => window.tabWorker.send({ cmd: "hang-then-put", ms: 3_000, key: "from-stalled", value: 9 }));
+  await new Promise((r) => setTimeout(r, 100));
+  // The writer cannot answer: b's call goes unanswered for 500 ms, then b takes the lock over,
+  // opens the engine (recovering the writer's data) and answers it itself.
+  const started = Date.now();
+  assert.deepEqual(await call(b, "put", "during", 2), { value: true });
+  const waited = Date.now() - started;
+  assert.ok(waited >= 450, `b's call was answered only after the takeover (${waited} ms)`);
+  assert.deepEqual(await call(b, "get", "before"), { value: 1 }, "the new writer recovered the old writer's data");
+  const woken = await stalled;
+  console.log(`stalled writer: b took over after ${waited} ms; the woken writer's put: ${woken.code ?? "resolved"}`);
+  assert.equal(woken.code, "FENCED", `the woken writer's commit was fenced (${woken.message})`);
+  assert.deepEqual(await call(b, "get", "from-stalled"), { value: undefined }, "nothing of it landed");
+  // From then on the woken worker forwards to the new writer.
+  assert.equal((await b.evaluate(() => window.tabWorker.send({ cmd: "put", args: ["after", 3] }))).value, true);
+  assert.deepEqual(await call(b, "get", "after"), { value: 3 });
+  await context.close();
+});

@@ -135,3 +135,30 @@ export async function blockedOpen(name) {
   holder.close();
   return { outcome, waitedMs, afterRelease: await pendingDelete };
 }
+
+// ---- Many tabs: each page keeps one Db open in `window.shared` and is driven step by step. ----
+
+/** Open `name` in this tab and keep it, with a fake clock this page controls and an event log. */
+export async function openShared(name, options = {}) {
+  window.fakeNow = window.fakeNow ?? 1_767_225_600_000;
+  window.events = [];
+  window.shared = await open(name, { clock: () => window.fakeNow, maintenance: "manual", ...options });
+  window.shared.on("expire", (e) => window.events.push(e.key));
+  return true;
+}
+
+/** Run `db[method](...args)` on the kept Db; an error comes back as `{ code }`. */
+export async function onShared(method, ...args) {
+  try {
+    return { value: await window.shared[method](...args) };
+  } catch (e) {
+    return { code: e?.code ?? String(e) };
+  }
+}
+
+/** Every entry of the kept Db, as [key, value] pairs. */
+export async function allShared(prefix) {
+  const out = [];
+  for await (const { key, value } of window.shared.scan({ prefix })) out.push([key, value]);
+  return out;
+}

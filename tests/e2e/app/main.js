@@ -15,4 +15,24 @@ window.ttlkvChecks = {
     });
   },
 };
+/** A worker that joins the many-tabs protocol (tab-worker.js), driven by messages. */
+window.tabWorker = {
+  worker: undefined,
+  next: 0,
+  waiting: new Map(),
+  send(message) {
+    if (!this.worker) {
+      this.worker = new Worker(new URL("./tab-worker.js", import.meta.url), { type: "module" });
+      this.worker.onmessage = ({ data }) => {
+        this.waiting.get(data.id)?.(data);
+        this.waiting.delete(data.id);
+      };
+    }
+    const id = this.next++;
+    return new Promise((resolve) => {
+      this.waiting.set(id, resolve);
+      this.worker.postMessage({ id, ...message });
+    });
+  },
+};
 document.getElementById("status").textContent = "ready";

@@ -1,0 +1,139 @@
+// The engine as the JS entry talks to it: by method name and plain arguments (encoded keys and
+// values, numbers), so that the same call can run here or be forwarded to the tab that holds the
+// writer role (tabs.js). `LocalEndpoint` runs calls on this context's WebAssembly engine; it owns
+// the namespace and snapshot handles, fires expire events for purges, and reclaims space once
+// when storage is full.
+import { TtlKvError, CODES } from "./errors.js";
+
+/** Run an engine call, turning whatever it throws into a TtlKvError. */
+export async function engine(call) {
+  try {
+    return await call();
+  } catch (e) {
+    throw asTtlKvError(e);
+  }
+}
+
+export function asTtlKvError(e) {
+  if (e instanceof TtlKvError) return e;
+  if (e instanceof Error && typeof e.code === "string" && CODES.includes(e.code)) {
+    return new TtlKvError(e.code, e.message);
+  }
+  if (e instanceof TypeError) return new TtlKvError("INVALID_ARGUMENT", e.message, { cause: e });
+  return new TtlKvError("STORAGE", String(e && e.message ? e.message : e), { cause: e });
+}
+
+/** Engine methods a call may name (anything else is refused, also when it comes from a tab). */
+const DB_METHODS = new Set([
+  "put", "get", "getEntry", "has", "delete", "ttl", "expire", "expireAt", "persist", "getEx",
+  "batch", "snapshot", "dropNamespace", "purgeExpired", "flush", "compact", "stats", "maintenance",
+]);
+const SNAPSHOT_METHODS = new Set(["get", "getEntry", "has", "ttl", "scan"]);
+
+/**
+ * Calls on this context's engine. `ns` names the keyspace: `null` for the default one, or
+ * `[name, hasOptions, defaultTtlMs, maxTtlMs, handleId]` (null = none) as `Db.namespace` gives
+ * it. Each namespace handle has its own engine handle, so a handle made before `dropNamespace`
+ * stays closed while a later `namespace()` of the same name opens the new keyspace.
+ */
+export class LocalEndpoint {
+  /**
+   * @param root the engine's root handle (WasmDb)
+   * @param publish called with the `expired` list of every purge this endpoint runs
+   */
+  constructor(root, publish) {
+    this.root = root;
+    this.publish = publish;
+    this.namespaces = new Map();
+    this.snapshots = new Map();
+    this.nextSnapshot = 1;
+    this.reclaiming = undefined;
+  }
+
+  handle(ns) {
+    if (ns === null) return Promise.resolve(this.root);
+    const key = JSON.stringify(ns);
+    let handle = this.namespaces.get(key);
+    if (handle === undefined) {
+      handle = engine(() => this.root.namespace(ns[0], ns[1], ns[2] ?? NaN, ns[3] ?? NaN));
+      this.namespaces.set(key, handle);
+      handle.catch(() => this.namespaces.delete(key));
+    }
+    return handle;
+  }
+
+  /** Run `method` with `args` in keyspace `ns`; a snapshot comes back as its id. */
+  async call(ns, method, args) {
+    if (!DB_METHODS.has(method)) throw new TtlKvError("INVALID_ARGUMENT", `unknown method ${String(method)}`);
+    const handle = await this.handle(ns);
+    if (method === "snapshot") {
+      const snapshot = await engine(async () => handle.snapshot());
+      const id = this.nextSnapshot++;
+      this.snapshots.set(id, snapshot);
+      return id;
+    }
+    let result;
+    try {
+      result = await engine(async () => handle[method](...args));
+    } catch (e) {
+      // Out of room: nothing of the call was written. Reclaim what expired data holds, then
+      // try once more; a second QUOTA_EXCEEDED is the caller's.
+      if (e.code !== "QUOTA_EXCEEDED") throw e;
+      await this.reclaim();
+      result = await engine(async () => handle[method](...args));
+    }
+    if (method === "purgeExpired") this.publish(result.expired);
+    if (method === "maintenance") this.publish(result.purge.expired);
+    return result;
+  }
+
+  /** Run `method` on snapshot `id`. */
+  callSnapshot(id, method, args) {
+    const snapshot = this.snapshots.get(id);
+    if (snapshot === undefined) return Promise.reject(new TtlKvError("CLOSED", "the snapshot was released"));
+    if (!SNAPSHOT_METHODS.has(method)) return Promise.reject(new TtlKvError("INVALID_ARGUMENT", `unknown method ${String(method)}`));
+    return engine(async () => snapshot[method](...args));
+  }
+
+  release(id) {
+    const snapshot = this.snapshots.get(id);
+    if (snapshot === undefined) return;
+    this.snapshots.delete(id);
+    snapshot.release();
+  }
+
+  /**
+   * Free storage after a QUOTA_EXCEEDED: purge every due key (their expire events fire as usual),
+   * then compact, so expired rows and whole expired SSTs leave storage. Best effort: a step that
+   * fails (it may need room itself) is skipped. Concurrent callers share one reclaim.
+   */
+  reclaim() {
+    if (!this.reclaiming) {
+      this.reclaiming = (async () => {
+        try {
+          for (let slice = 0; slice < 1000; slice++) {
+            const report = await this.root.purgeExpired(1000);
+            this.publish(report.expired);
+            if (!report.moreDue) break;
+          }
+        } catch {
+          // Nothing due could be purged; compaction may still drop what was purged before.
+        }
+        try {
+          await this.root.compact();
+        } catch {
+          // Compaction needs room for its output before the input goes; nothing more to do.
+        }
+      })().finally(() => {
+        this.reclaiming = undefined;
+      });
+    }
+    return this.reclaiming;
+  }
+
+  close() {
+    for (const snapshot of this.snapshots.values()) snapshot.release();
+    this.snapshots.clear();
+    return engine(() => this.root.close());
+  }
+}

@@ -1,0 +1,250 @@
+// Many tabs, one writer. Every tab and worker of an origin that opens IndexedDB database `name`
+// takes part; exactly one of them — the holder of the Web Lock `ttlkv:<name>` — runs the engine.
+// The others forward every call to it over the BroadcastChannel `ttlkv:<name>` and get the same
+// results and errors it would give. When the writer goes away (closed, navigated, killed) the lock
+// passes to a waiting tab, which opens the engine — recovering from the manifest and WAL, with
+// nothing acknowledged lost — announces itself, and every tab resends the calls still waiting for
+// an answer. A tab whose calls get no answer for `writerTimeoutMs` (a frozen writer) takes the
+// lock over (`steal`); the frozen writer's commits then fail with FENCED (the new writer advanced
+// the manifest), and it carries on as a forwarding tab. Expire events reach every tab.
+//
+// A call resent after a handover may already have run on the writer that went away (its answer
+// was lost with it): writes are then applied again, which is harmless for puts and deletes but
+// can make a conditional write report the second outcome. Snapshots live on the writer that made
+// them and end with it (CLOSED).
+import { TtlKvError } from "./errors.js";
+
+/** Whether this context can coordinate with others (Web Locks and BroadcastChannel). */
+export function tabsSupported() {
+  return (
+    typeof BroadcastChannel === "function" &&
+    typeof navigator !== "undefined" &&
+    navigator.locks !== undefined &&
+    typeof navigator.locks.request === "function"
+  );
+}
+
+function randomId() {
+  return Math.random().toString(36).slice(2) + Date.now().toString(36);
+}
+
+function plainError(e) {
+  return { code: e?.code ?? "STORAGE", message: String(e?.message ?? e) };
+}
+
+/** The coordinator of one open database in this context. */
+export class Tabs {
+  /**
+   * @param name the database name
+   * @param shared the database's Shared (endpoint, listeners)
+   * @param becomeWriter async () => LocalEndpoint: open the engine here
+   * @param writerTimeoutMs how long a forwarded call may go unanswered before taking over
+   */
+  constructor(name, shared, becomeWriter, writerTimeoutMs) {
+    this.lockName = `ttlkv:${name}`;
+    this.shared = shared;
+    this.becomeWriter = becomeWriter;
+    this.writerTimeoutMs = writerTimeoutMs;
+    this.me = randomId();
+    this.nextCall = 0;
+    this.pending = new Map();
+    this.closed = false;
+    this.role = "starting";
+    this.release = undefined;
+    this.channel = new BroadcastChannel(this.lockName);
+    this.channel.onmessage = (event) => this.receive(event.data);
+    this.remote = {
+      call: (ns, method, args) => this.forward({ ns, method, args }),
+      callSnapshot: (id, method, args) => this.forward({ snapshot: id, method, args }),
+      release: (id) => this.post({ t: "release", snapshot: id }),
+    };
+  }
+
+  /** Take the writer role if it is free, else start forwarding; resolves once calls can be made. */
+  async start() {
+    const held = await new Promise((resolve, reject) => {
+      navigator.locks
+        .request(this.lockName, { ifAvailable: true }, (lock) => {
+          if (lock === null) {
+            resolve(false);
+            return undefined;
+          }
+          const taking = this.takeRole();
+          taking.then(() => resolve(true), reject);
+          return taking.then(() => this.holding());
+        })
+        .catch((e) => {
+          if (this.role === "starting") reject(e);
+          else this.lostRole();
+        });
+    });
+    if (!held) {
+      this.follow();
+      this.waitForRole({});
+    }
+  }
+
+  /** Open the engine here and start answering calls (this context holds the lock). */
+  async takeRole() {
+    const local = await this.becomeWriter();
+    if (this.closed) {
+      await local.close().catch(() => {});
+      return;
+    }
+    this.role = "writer";
+    this.shared.useLocal(local);
+    this.post({ t: "writer", from: this.me });
+    // Our own calls that were waiting for a writer run here now.
+    for (const [id, call] of this.pending) {
+      this.pending.delete(id);
+      clearTimeout(call.timer);
+      this.run(call.message).then(call.resolve, call.reject);
+    }
+  }
+
+  /** A promise that keeps the lock until `close()` (or a steal) ends this context's role. */
+  holding() {
+    if (this.closed) return undefined;
+    return new Promise((resolve) => {
+      this.release = resolve;
+    });
+  }
+
+  follow() {
+    this.role = "follower";
+    this.shared.useRemote(this.remote);
+  }
+
+  /** Queue for the lock (`steal` takes it from a writer that stopped answering). */
+  waitForRole(options) {
+    navigator.locks
+      .request(this.lockName, options, () => {
+        if (this.closed) return undefined;
+        return this.takeRole().then(
+          () => this.holding(),
+          () => {
+            // The engine did not open here; stay a follower and let another tab try.
+            this.follow();
+          },
+        );
+      })
+      .catch(() => this.lostRole());
+  }
+
+  /**
+   * Our lock was stolen: another tab decided this writer stopped answering. This context's
+   * commits from here on fail with FENCED (the new writer advanced the manifest); it forwards
+   * its calls from now on and queues for the role again.
+   */
+  lostRole() {
+    if (this.closed || this.role !== "writer") return;
+    const local = this.shared.local;
+    this.follow();
+    this.release?.();
+    this.release = undefined;
+    local?.close().catch(() => {});
+    this.waitForRole({});
+  }
+
+  /** Run a forwarded call on this context's engine. */
+  run(message) {
+    const local = this.shared.local;
+    if (local === undefined) return Promise.reject(new TtlKvError("FENCED", "this tab is no longer the writer"));
+    if (message.snapshot !== undefined) return local.callSnapshot(message.snapshot, message.method, message.args);
+    return local.call(message.ns, message.method, message.args);
+  }
+
+  /** Send a call to the writer; resolves or rejects with its answer. */
+  forward(message) {
+    if (this.closed) return Promise.reject(new TtlKvError("CLOSED", "the database is closed"));
+    if (this.role === "writer") return this.run(message);
+    const id = `${this.me}:${this.nextCall++}`;
+    const full = { t: "call", id, from: this.me, ...message };
+    return new Promise((resolve, reject) => {
+      const call = { message, full, resolve, reject, timer: undefined };
+      this.pending.set(id, call);
+      this.arm(call);
+      this.post(full);
+    });
+  }
+
+  arm(call) {
+    clearTimeout(call.timer);
+    call.timer = setTimeout(() => {
+      if (this.closed || this.role !== "follower" || !this.pending.has(call.full.id)) return;
+      // The writer holds the lock but does not answer (frozen, hung): take the role over.
+      this.waitForRole({ steal: true });
+    }, this.writerTimeoutMs);
+  }
+
+  receive(data) {
+    if (this.closed || data === null || typeof data !== "object") return;
+    switch (data.t) {
+      case "call":
+        if (this.role !== "writer") return;
+        this.run(data).then(
+          (value) => this.post({ t: "reply", id: data.id, to: data.from, ok: true, value }),
+          (e) => this.post({ t: "reply", id: data.id, to: data.from, ok: false, error: plainError(e) }),
+        );
+        return;
+      case "release":
+        if (this.role === "writer") this.shared.local?.release(data.snapshot);
+        return;
+      case "reply": {
+        if (data.to !== this.me) return;
+        const call = this.pending.get(data.id);
+        if (call === undefined) return;
+        this.pending.delete(data.id);
+        clearTimeout(call.timer);
+        if (data.ok) call.resolve(data.value);
+        else call.reject(new TtlKvError(data.error.code, data.error.message));
+        return;
+      }
+      case "writer":
+        // A new writer: whatever we asked the old one and got no answer for goes to it.
+        if (data.from === this.me) return;
+        if (this.role === "writer") {
+          // Two writers cannot both hold the lock; ours was taken. Stop writing here.
+          return;
+        }
+        for (const call of this.pending.values()) {
+          this.arm(call);
+          this.post(call.full);
+        }
+        return;
+      case "expire":
+        this.shared.emit(data.expired);
+        return;
+      default:
+    }
+  }
+
+  broadcastExpired(expired) {
+    this.post({ t: "expire", expired });
+  }
+
+  post(message) {
+    if (this.closed) return;
+    try {
+      this.channel.postMessage(message);
+    } catch {
+      // A closed channel: this context is going away.
+    }
+  }
+
+  /** Leave: fail what is still waiting, give the role up, stop listening. */
+  async close() {
+    if (this.closed) return;
+    for (const call of this.pending.values()) {
+      clearTimeout(call.timer);
+      call.reject(new TtlKvError("CLOSED", "the database is closed"));
+    }
+    this.pending.clear();
+    const local = this.shared.local;
+    if (local !== undefined) await local.close().catch(() => {});
+    this.shared.local = undefined;
+    this.closed = true;
+    this.channel.close();
+    this.release?.();
+  }
+}
