@@ -16,3 +16,8 @@ export const CHROMIUM_ARGS = [
 export function launch() {
   return chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
 }
+
+/** A browser with a profile on disk (`dir`), which survives the browser being killed. */
+export function launchPersistent(dir) {
+  return chromium.launchPersistentContext(dir, { executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
+}

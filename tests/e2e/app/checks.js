@@ -162,3 +162,65 @@ export async function allShared(prefix) {
   for await (const { key, value } of window.shared.scan({ prefix })) out.push([key, value]);
   return out;
 }
+
+/**
+ * Write batches without end, flushing and compacting as it goes, and report each acknowledged
+ * batch to the test (`window.acknowledged`, exposed by Playwright) the moment it resolves; the
+ * test kills the browser in the middle of it.
+ */
+export async function writeUntilKilled(name) {
+  const db = await open(name, { maintenance: "manual" });
+  for (let round = 0; ; round++) {
+    const ops = [];
+    for (let i = 0; i < 200; i++) {
+      ops.push({ type: "put", key: `r${String(round).padStart(5, "0")}:${String(i).padStart(3, "0")}`, value: "v".repeat(200), ttlMs: i % 2 ? 3_600_000 : undefined });
+    }
+    await db.batch(ops);
+    await window.acknowledged(round);
+    if (round % 3 === 2) db.flush().catch(() => {});
+    if (round % 7 === 6) db.compact().catch(() => {});
+  }
+}
+
+/** How many keys of each round are there (after the kill and a restart). */
+export async function roundsPresent(name) {
+  const db = await open(name, { maintenance: "manual" });
+  const perRound = new Map();
+  for await (const { key } of db.scan()) {
+    const round = Number(key.slice(1, 6));
+    perRound.set(round, (perRound.get(round) ?? 0) + 1);
+  }
+  await db.close();
+  return [...perRound];
+}
+
+/**
+ * Fill part of a small quota with 12 values of 64 KiB, let them expire (on this page's fake clock)
+ * when `expire` is set, and keep writing fresh 64 KiB values until QUOTA_EXCEEDED. Returns how
+ * many fresh values were acknowledged.
+ */
+export async function fillWithExpired(name, expire) {
+  await destroy(name);
+  window.fakeNow = 1_767_225_600_000;
+  const db = await open(name, { maintenance: "manual", clock: () => window.fakeNow });
+  const events = [];
+  db.on("expire", (e) => events.push(e.key));
+  for (let i = 0; i < 12; i++) await db.put(`old:${i}`, crypto.getRandomValues(new Uint8Array(64 * 1024)), { ttlMs: 1_000 });
+  await db.flush();
+  if (expire) window.fakeNow += 5_000;
+  let fresh = 0;
+  let error;
+  for (let i = 0; i < 80; i++) {
+    try {
+      await db.put(`new:${i}`, crypto.getRandomValues(new Uint8Array(64 * 1024)));
+      fresh++;
+    } catch (e) {
+      error = e;
+      break;
+    }
+  }
+  const firstFreshReadable = (await db.get("new:0")) instanceof Uint8Array;
+  await db.close().catch(() => {});
+  await destroy(name);
+  return { fresh, code: error?.code, expiredEvents: events.length, firstFreshReadable };
+}
