@@ -11,6 +11,7 @@ import { TtlKvError, CODES } from "./errors.js";
 import { encodeKey, decodeKey, encodeValue, decodeValue } from "./codec.js";
 import { engine, asTtlKvError, LocalEndpoint } from "./engine.js";
 import { Tabs, tabsSupported } from "./tabs.js";
+import { takeLease } from "./lease.js";
 import initWasm, * as wasm from "./pkg/ttlkv_web.js";
 
 export { TtlKvError, CODES };
@@ -464,6 +465,7 @@ class Db {
     shared.stop();
     if (shared.tabs !== undefined) await shared.tabs.close();
     else await shared.local?.close();
+    await shared.lease?.release();
   }
 }
 
@@ -555,6 +557,15 @@ async function openDb(name, options) {
     } catch (e) {
       await shared.tabs.close();
       throw asTtlKvError(e);
+    }
+  } else if (storage === "indexeddb") {
+    // No many-tabs protocol here: one context at a time, guarded by a lease (lease.js).
+    shared.lease = await takeLease(name);
+    try {
+      shared.useLocal(await openEngine());
+    } catch (e) {
+      await shared.lease.release();
+      throw e;
     }
   } else {
     shared.useLocal(await openEngine());

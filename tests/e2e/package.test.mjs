@@ -354,6 +354,30 @@ test("a stalled writer loses its role to a tab that gets no answers; woken, its 
   await context.close();
 });
 
+test("without Web Locks one tab works as before and a second gets a clear error, until the first closes", async () => {
+  const context = await browser.newContext();
+  // A browser with no Web Locks (older Safari, some embedded webviews).
+  await context.addInitScript(() => {
+    Object.defineProperty(Navigator.prototype, "locks", { get: () => undefined, configurable: true });
+  });
+  const [a, b] = [await context.newPage(), await context.newPage()];
+  for (const p of [a, b]) {
+    await p.goto(`${server.origin}/app/`);
+    await p.waitForFunction(() => window.ttlkvChecks);
+  }
+  await a.evaluate(() => window.ttlkvChecks.remove("no-locks"));
+  assert.equal(await a.evaluate(() => navigator.locks), undefined);
+  await a.evaluate(() => window.ttlkvChecks.openShared("no-locks"));
+  assert.deepEqual(await call(a, "put", "k", "from a"), { value: true });
+  const refused = await b.evaluate(() => window.ttlkvChecks.openShared("no-locks").then(() => "opened", (e) => `${e.code}: ${e.message}`));
+  assert.match(refused, /^UNSUPPORTED: database "no-locks" is open in another tab or worker/);
+  assert.deepEqual(await call(a, "put", "k2", "still a"), { value: true }, "the first tab was not disturbed");
+  assert.deepEqual(await call(a, "close"), { value: undefined });
+  await b.evaluate(() => window.ttlkvChecks.openShared("no-locks"));
+  assert.deepEqual(await call(b, "get", "k2"), { value: "still a" });
+  await context.close();
+});
+
 test("the browser killed (SIGKILL) during flushes and compactions: after a restart every acknowledged write is there", async () => {
   const profile = mkdtempSync(path.join(tmpdir(), "ttlkv-profile-"));
   try {
