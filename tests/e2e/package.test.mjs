@@ -6,7 +6,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -378,6 +378,28 @@ test("without Web Locks one tab works as before and a second gets a clear error,
   await context.close();
 });
 
+/** SIGKILL every process whose command line mentions `text` (read from /proc: no pkill needed). */
+function killEveryProcessMentioning(text) {
+  let killed = 0;
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    let cmdline;
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+    } catch {
+      continue; // gone already
+    }
+    if (Number(pid) !== process.pid && cmdline.includes(text)) {
+      try {
+        process.kill(Number(pid), "SIGKILL");
+        killed++;
+      } catch {
+        // exited meanwhile
+      }
+    }
+  }
+  assert.ok(killed > 0, "the browser's processes were found and killed");
+}
+
 test("the browser killed (SIGKILL) during flushes and compactions: after a restart every acknowledged write is there", async () => {
   const profile = mkdtempSync(path.join(tmpdir(), "ttlkv-profile-"));
   try {
@@ -401,9 +423,8 @@ test("the browser killed (SIGKILL) during flushes and compactions: after a resta
       await p.evaluate((n) => window.ttlkvChecks.remove(n), name);
       p.evaluate((n) => window.ttlkvChecks.writeUntilKilled(n), name).catch(() => {});
       await killed;
-      // Every process of this browser at once, with no chance to clean up (no shell in between:
-      // its own command line would match too).
-      execFileSync("pkill", ["-KILL", "-f", "--", profile]);
+      // Every process of this browser at once, with no chance to clean up.
+      killEveryProcessMentioning(profile);
       await context.close().catch(() => {});
       const acknowledgedNow = [...acknowledged];
 
