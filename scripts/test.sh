@@ -85,3 +85,10 @@ if [ ! -d tests/e2e/node_modules/vite ] || [ ! -d tests/e2e/node_modules/playwri
   (cd tests/e2e && npm install --no-audit --no-fund)
 fi
 node --test tests/e2e/
+
+step "benchmarks at smoke sizes (they still run; figures come from npm run bench)"
+if [ ! -d node_modules/lru-cache ] || [ ! -d node_modules/dexie ] || [ ! -d node_modules/idb-keyval ] \
+  || [ ! -d node_modules/@isaacs/ttlcache ] || [ ! -d node_modules/playwright-core ]; then
+  npm install --no-audit --no-fund
+fi
+node bench/run.mjs --smoke | tail -n 20

@@ -6,21 +6,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { fakeClock, mapAdapter } from "./helpers.mjs";
+import { rng } from "../../bench/workloads.mjs"; // the seeded PRNG the benchmarks use too
 const { open, destroy, TtlKvError, CODES } = await import(process.env.TTLKV_PACKAGE ?? "../../bindings/js/index.js");
 
 const CASES = Number(process.env.TTLKV_API_FUZZ_CASES ?? 3000);
 const SEED = Number(process.env.TTLKV_API_FUZZ_SEED ?? 0x7711c0de);
-
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function deep(depth) {
   let o = { leaf: 1 };

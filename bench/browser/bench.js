@@ -1,0 +1,254 @@
+// The IndexedDB workloads of BENCH.md, run in headless Chromium by bench/run.mjs: ttlkv against
+// raw IndexedDB, idb-keyval and Dexie, each on a fresh database. Every function returns plain rows.
+import { open, destroy } from "ttlkv";
+import * as idbKeyval from "idb-keyval";
+import Dexie from "dexie";
+import { key, value100, rng, percentile } from "/bench/workloads.mjs";
+
+const req = (r) =>
+  new Promise((resolve, reject) => {
+    r.onsuccess = () => resolve(r.result);
+    r.onerror = () => reject(r.error);
+  });
+const txDone = (tx) =>
+  new Promise((resolve, reject) => {
+    tx.oncomplete = resolve;
+    tx.onabort = () => reject(tx.error);
+  });
+
+async function deleteIdb(name) {
+  await req(indexedDB.deleteDatabase(name));
+}
+
+/** Raw IndexedDB: one object store "kv", out-of-line keys. */
+async function rawDb(name) {
+  await deleteIdb(name);
+  const r = indexedDB.open(name, 1);
+  r.onupgradeneeded = () => r.result.createObjectStore("kv");
+  return req(r);
+}
+
+async function dexieDb(name) {
+  await Dexie.delete(name);
+  const db = new Dexie(name);
+  db.version(1).stores({ kv: "" });
+  await db.open();
+  return db;
+}
+
+async function keyvalStore(name) {
+  await deleteIdb(name);
+  return idbKeyval.createStore(name, "kv");
+}
+
+async function ttlkvDb(name, options = {}) {
+  await destroy(name);
+  return open(name, { maintenance: "manual", ...options });
+}
+
+const items = (count) => Array.from({ length: count }, (_, i) => [key(i), value100(i)]);
+
+/** Longest task (ms) seen by a PerformanceObserver while `fn` runs. */
+async function longestTask(fn) {
+  let longest = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) longest = Math.max(longest, e.duration);
+  });
+  observer.observe({ type: "longtask", buffered: false });
+  await fn();
+  await new Promise((r) => setTimeout(r, 50));
+  observer.disconnect();
+  return longest;
+}
+
+/** 2. Ingest `count` 100-byte values; 8. the longest main-thread task during ttlkv's. */
+export async function ingest(count, peers) {
+  const data = items(count);
+  const rows = [];
+  const time = async (peer, fn, note) => {
+    const started = performance.now();
+    await fn();
+    const ms = performance.now() - started;
+    rows.push({ workload: "ingest (IndexedDB)", peer, value: (count / ms) * 1000, unit: "ops/s", higherIsBetter: true, note });
+  };
+  for (const peer of peers) {
+    if (peer === "raw IndexedDB, one transaction") {
+      const db = await rawDb("bench-raw-bulk");
+      await time(peer, async () => {
+        const tx = db.transaction("kv", "readwrite");
+        const s = tx.objectStore("kv");
+        for (const [k, v] of data) s.put(v, k);
+        await txDone(tx);
+      });
+      db.close();
+    } else if (peer === "raw IndexedDB, one put per transaction") {
+      const n = Math.min(count, 2_000);
+      const db = await rawDb("bench-raw-each");
+      const started = performance.now();
+      for (let i = 0; i < n; i++) {
+        const tx = db.transaction("kv", "readwrite");
+        tx.objectStore("kv").put(data[i][1], data[i][0]);
+        await txDone(tx);
+      }
+      const ms = performance.now() - started;
+      rows.push({ workload: "ingest (IndexedDB)", peer, value: (n / ms) * 1000, unit: "ops/s", higherIsBetter: true, note: `${n} puts` });
+      db.close();
+    } else if (peer === "idb-keyval setMany") {
+      const store = await keyvalStore("bench-keyval-bulk");
+      await time(peer, () => idbKeyval.setMany(data, store));
+    } else if (peer === "idb-keyval set") {
+      const n = Math.min(count, 2_000);
+      const store = await keyvalStore("bench-keyval-each");
+      const started = performance.now();
+      for (let i = 0; i < n; i++) await idbKeyval.set(data[i][0], data[i][1], store);
+      const ms = performance.now() - started;
+      rows.push({ workload: "ingest (IndexedDB)", peer, value: (n / ms) * 1000, unit: "ops/s", higherIsBetter: true, note: `${n} awaited sets` });
+    } else if (peer === "Dexie bulkPut") {
+      const db = await dexieDb("bench-dexie-bulk");
+      await time(peer, () => db.table("kv").bulkPut(data.map(([, v]) => v), data.map(([k]) => k)));
+      db.close();
+    } else if (peer === "ttlkv") {
+      const db = await ttlkvDb("bench-ttlkv-ingest");
+      let longest = 0;
+      await time(
+        peer,
+        async () => {
+          longest = await longestTask(async () => {
+            for (let i = 0; i < count; i += 1000) {
+              await db.batch(data.slice(i, i + 1000).map(([k, v]) => ({ type: "put", key: k, value: v })));
+            }
+            await db.flush();
+          });
+        },
+        "durable batches of 1,000, then flush",
+      );
+      const compactLongest = await longestTask(() => db.compact());
+      rows.push({ workload: "longest main-thread task, ingest + compaction", peer, value: Math.max(longest, compactLongest), unit: "ms", higherIsBetter: false });
+      await db.close();
+    }
+  }
+  return rows;
+}
+
+/** 3. Latency of one awaited durable put (p50, p99 of `count`), and `concurrent` puts at once. */
+export async function putLatency(count, concurrent) {
+  const rows = [];
+  const peers = {
+    "raw IndexedDB, one put per transaction": async () => {
+      const db = await rawDb("bench-raw-latency");
+      return async (k, v) => {
+        const tx = db.transaction("kv", "readwrite");
+        tx.objectStore("kv").put(v, k);
+        await txDone(tx);
+      };
+    },
+    "idb-keyval set": async () => {
+      const store = await keyvalStore("bench-keyval-latency");
+      return (k, v) => idbKeyval.set(k, v, store);
+    },
+    "Dexie put": async () => {
+      const db = await dexieDb("bench-dexie-latency");
+      return (k, v) => db.table("kv").put(v, k);
+    },
+    ttlkv: async () => {
+      const db = await ttlkvDb("bench-ttlkv-latency");
+      return (k, v) => db.put(k, v);
+    },
+  };
+  for (const [peer, make] of Object.entries(peers)) {
+    const put = await make();
+    const times = [];
+    for (let i = 0; i < count; i++) {
+      const started = performance.now();
+      await put(key(i), value100(i));
+      times.push(performance.now() - started);
+    }
+    times.sort((a, b) => a - b);
+    rows.push({ workload: "durable single put, p50", peer, value: percentile(times, 50), unit: "ms", higherIsBetter: false });
+    rows.push({ workload: "durable single put, p99", peer, value: percentile(times, 99), unit: "ms", higherIsBetter: false });
+    const started = performance.now();
+    await Promise.all(Array.from({ length: concurrent }, (_, i) => put(key(count + i), value100(i))));
+    const ms = performance.now() - started;
+    rows.push({ workload: `${concurrent.toLocaleString("en")} concurrent durable puts`, peer, value: (concurrent / ms) * 1000, unit: "ops/s", higherIsBetter: true });
+  }
+  return rows;
+}
+
+/** Fill every peer's database with `count` items (for the get and cold-open workloads). */
+export async function fill(count) {
+  const data = items(count);
+  const raw = await rawDb("bench-get-raw");
+  const tx = raw.transaction("kv", "readwrite");
+  for (const [k, v] of data) tx.objectStore("kv").put(v, k);
+  await txDone(tx);
+  raw.close();
+  await idbKeyval.setMany(data, await keyvalStore("bench-get-keyval"));
+  const dexie = await dexieDb("bench-get-dexie");
+  await dexie.table("kv").bulkPut(data.map(([, v]) => v), data.map(([k]) => k));
+  dexie.close();
+  const db = await ttlkvDb("bench-get-ttlkv");
+  for (let i = 0; i < count; i += 1000) await db.batch(data.slice(i, i + 1000).map(([k, v]) => ({ type: "put", key: k, value: v })));
+  await db.flush();
+  await db.compact();
+  await db.close();
+  return true;
+}
+
+/** 4. Cold open to first get (run in a page that has not touched the databases yet). */
+export async function coldOpen(count) {
+  const probe = key(Math.floor(count / 2));
+  const rows = [];
+  const time = async (peer, fn) => {
+    const started = performance.now();
+    const v = await fn();
+    if (v !== value100(Math.floor(count / 2))) throw new Error(`${peer} read ${v}`);
+    rows.push({ workload: `cold open + first get, ${count.toLocaleString("en")} keys`, peer, value: performance.now() - started, unit: "ms", higherIsBetter: false });
+  };
+  await time("raw IndexedDB", async () => {
+    const db = await req(indexedDB.open("bench-get-raw", 1));
+    const v = await req(db.transaction("kv").objectStore("kv").get(probe));
+    db.close();
+    return v;
+  });
+  await time("idb-keyval", () => idbKeyval.get(probe, idbKeyval.createStore("bench-get-keyval", "kv")));
+  await time("Dexie", async () => {
+    const db = new Dexie("bench-get-dexie");
+    db.version(1).stores({ kv: "" });
+    const v = await db.table("kv").get(probe);
+    db.close();
+    return v;
+  });
+  await time("ttlkv", async () => {
+    const db = await open("bench-get-ttlkv", { maintenance: "manual" });
+    const v = await db.get(probe);
+    await db.close();
+    return v;
+  });
+  return rows;
+}
+
+/** 5. Warm point gets: `gets` random keys of `count`, awaited one by one. */
+export async function warmGet(count, gets) {
+  const random = rng(9);
+  const probes = Array.from({ length: gets }, () => key(Math.floor(random() * count)));
+  const rows = [];
+  const run = async (peer, get) => {
+    for (let i = 0; i < 200; i++) await get(probes[i]); // warm up
+    const started = performance.now();
+    for (const k of probes) await get(k);
+    rows.push({ workload: "warm point get", peer, value: (gets / (performance.now() - started)) * 1000, unit: "ops/s", higherIsBetter: true });
+  };
+  const raw = await req(indexedDB.open("bench-get-raw", 1));
+  await run("raw IndexedDB", (k) => req(raw.transaction("kv").objectStore("kv").get(k)));
+  raw.close();
+  const store = idbKeyval.createStore("bench-get-keyval", "kv");
+  await run("idb-keyval get", (k) => idbKeyval.get(k, store));
+  const dexie = new Dexie("bench-get-dexie");
+  dexie.version(1).stores({ kv: "" });
+  await run("Dexie get", (k) => dexie.table("kv").get(k));
+  dexie.close();
+  const db = await open("bench-get-ttlkv", { maintenance: "manual" });
+  await run("ttlkv", (k) => db.get(k));
+  await db.close();
+  return rows;
+}

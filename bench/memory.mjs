@@ -1,0 +1,38 @@
+// One peer's memory per live key, in a process of its own: `node --expose-gc memory.mjs <peer> <n>`
+// prints { bytesPerKey } — the growth of the resident set (JS heap, buffers and wasm memory)
+// after storing n sessions of ~1 KiB, divided by n.
+import { LRUCache } from "lru-cache";
+import { TTLCache } from "@isaacs/ttlcache";
+import { open } from "../bindings/js/index.js";
+import { key, sessionValue } from "./workloads.mjs";
+
+const [peer, nText] = process.argv.slice(2);
+const n = Number(nText);
+const settle = () => {
+  for (let i = 0; i < 3; i++) global.gc();
+  return process.memoryUsage().rss;
+};
+let db;
+if (peer === "ttlkv") db = await open("memory", { storage: "memory", durability: "relaxed", maintenance: "manual" });
+const before = settle();
+let store;
+if (peer === "Map") {
+  store = new Map();
+  for (let i = 0; i < n; i++) store.set(key(i), sessionValue(i));
+} else if (peer === "lru-cache") {
+  store = new LRUCache({ max: n * 2, ttl: 1_800_000 });
+  for (let i = 0; i < n; i++) store.set(key(i), sessionValue(i));
+} else if (peer === "@isaacs/ttlcache") {
+  store = new TTLCache({ max: n * 2, ttl: 1_800_000 });
+  for (let i = 0; i < n; i++) store.set(key(i), sessionValue(i));
+} else {
+  for (let i = 0; i < n; i += 1000) {
+    const ops = [];
+    for (let j = i; j < Math.min(n, i + 1000); j++) ops.push({ type: "put", key: key(j), value: sessionValue(j), ttlMs: 1_800_000 });
+    await db.batch(ops);
+  }
+  await db.flush();
+  await db.compact();
+}
+const after = settle();
+console.log(JSON.stringify({ bytesPerKey: (after - before) / n, keep: store ? store.size : 0 }));

@@ -1,0 +1,149 @@
+// The Node workloads of BENCH.md (memory peers): session mix, ingest, purge, memory per live key.
+// Each returns rows { workload, peer, value, unit, higherIsBetter, note? }.
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { LRUCache } from "lru-cache";
+import { TTLCache } from "@isaacs/ttlcache";
+import { open, destroy } from "../bindings/js/index.js";
+import { key, sessionValue, value100, zipfIndexes, shuffle } from "./workloads.mjs";
+
+const SESSION_TTL = 30 * 60_000;
+let dbCounter = 0;
+const fresh = (prefix) => `${prefix}-${process.pid}-${dbCounter++}`;
+
+/** Peers of the memory workloads: the same small interface, sync or async. */
+function memoryPeers(max) {
+  return {
+    Map: async () => {
+      const m = new Map();
+      return { set: (k, v) => m.set(k, v), get: (k) => m.get(k), close() {} };
+    },
+    "lru-cache": async () => {
+      const c = new LRUCache({ max, ttl: SESSION_TTL });
+      return { set: (k, v) => c.set(k, v), get: (k) => c.get(k), close() {} };
+    },
+    "@isaacs/ttlcache": async () => {
+      const c = new TTLCache({ max, ttl: SESSION_TTL });
+      return { set: (k, v) => c.set(k, v), get: (k) => c.get(k), close() {} };
+    },
+    ttlkv: async () => {
+      const db = await open(fresh("bench"), { storage: "memory", durability: "relaxed", defaultTtlMs: SESSION_TTL });
+      return {
+        set: (k, v) => db.put(k, v),
+        get: (k) => db.get(k),
+        batch: (ops) => db.batch(ops),
+        close: () => db.close(),
+      };
+    },
+  };
+}
+
+/** 1. Session mix: `keys` sessions, `ops` operations, 95 % get / 5 % put, Zipf keys, ~1 KiB JSON. */
+export async function sessionMix({ keys, ops }, order) {
+  const peers = memoryPeers(keys * 2);
+  const chosen = zipfIndexes(keys, ops, 42);
+  const rows = [];
+  for (const name of order(Object.keys(peers))) {
+    const peer = await peers[name]();
+    for (let i = 0; i < keys; i++) {
+      const r = peer.set(key(i), sessionValue(i));
+      if (r instanceof Promise) await r;
+    }
+    const started = performance.now();
+    for (let j = 0; j < ops; j++) {
+      const i = chosen[j];
+      const r = j % 20 === 0 ? peer.set(key(i), sessionValue(i + j)) : peer.get(key(i));
+      if (r instanceof Promise) await r;
+    }
+    const ms = performance.now() - started;
+    await peer.close();
+    rows.push({ workload: "session mix", peer: name, value: (ops / ms) * 1000, unit: "ops/s", higherIsBetter: true });
+  }
+  return rows;
+}
+
+/** 2. Ingest: `count` puts of 100-byte values, each peer's fastest correct way. */
+export async function ingest({ count }, order) {
+  const peers = memoryPeers(count * 2);
+  const rows = [];
+  for (const name of order(Object.keys(peers))) {
+    const peer = await peers[name]();
+    const started = performance.now();
+    if (peer.batch) {
+      for (let i = 0; i < count; i += 1000) {
+        const ops = [];
+        for (let j = i; j < Math.min(count, i + 1000); j++) ops.push({ type: "put", key: key(j), value: value100(j) });
+        await peer.batch(ops);
+      }
+    } else {
+      for (let i = 0; i < count; i++) peer.set(key(i), value100(i));
+    }
+    const ms = performance.now() - started;
+    await peer.close();
+    rows.push({ workload: "ingest (memory)", peer: name, value: (count / ms) * 1000, unit: "ops/s", higherIsBetter: true, note: name === "ttlkv" ? "batches of 1,000" : undefined });
+  }
+  return rows;
+}
+
+/**
+ * 6. Purge: `due` keys due among each total of `totals`; purgeExpired (the expiry index) against
+ * a full-scan purge (scan everything, delete what expired) over the same data.
+ */
+export async function purge({ due, totals }) {
+  const rows = [];
+  for (const total of totals) {
+    for (const how of ["purgeExpired", "full scan"]) {
+      let now = 1_767_225_600_000;
+      const name = fresh("purge");
+      const db = await open(name, { storage: "memory", durability: "relaxed", maintenance: "manual", clock: () => now });
+      const ids = shuffle(Array.from({ length: total }, (_, i) => i), 7);
+      const dueSet = new Set(ids.slice(0, due));
+      for (let i = 0; i < total; i += 1000) {
+        const ops = [];
+        for (let j = i; j < Math.min(total, i + 1000); j++) {
+          ops.push({ type: "put", key: key(j), value: value100(j), ...(dueSet.has(j) ? { ttlMs: 1_000 } : {}) });
+        }
+        await db.batch(ops);
+      }
+      await db.flush();
+      await db.compact();
+      now += 5_000;
+      const started = performance.now();
+      let removed = 0;
+      if (how === "purgeExpired") {
+        for (;;) {
+          const n = await db.purgeExpired({ limit: 10_000 });
+          removed += n;
+          if (n === 0) break;
+        }
+      } else {
+        // What an app does without an expiry index: read everything, delete what is due. (ttlkv's
+        // scan already hides expired keys, so the scan reads every entry's expiry via the engine's
+        // raw view: every live key is visited, and the due ones are deleted by key.)
+        const doomed = [];
+        for (let j = 0; j < total; j++) {
+          const ttl = await db.ttl(key(j));
+          if (ttl === -2) doomed.push(key(j));
+        }
+        for (let i = 0; i < doomed.length; i += 1000) {
+          await db.batch(doomed.slice(i, i + 1000).map((k) => ({ type: "delete", key: k })));
+        }
+        removed = doomed.length;
+      }
+      const ms = performance.now() - started;
+      await db.close();
+      await destroy(name, { storage: "memory" });
+      rows.push({ workload: `purge ${due.toLocaleString("en")} due among ${total.toLocaleString("en")}`, peer: how === "purgeExpired" ? "ttlkv purgeExpired" : "ttlkv full-scan purge", value: ms, unit: "ms", higherIsBetter: false, note: `${removed} removed` });
+    }
+  }
+  return rows;
+}
+
+/** 10. Memory per live key: each peer in its own process (bench/memory.mjs). */
+export function memoryPerKey({ keys }, order) {
+  const script = fileURLToPath(new URL("./memory.mjs", import.meta.url));
+  return order(["Map", "lru-cache", "@isaacs/ttlcache", "ttlkv"]).map((peer) => {
+    const out = JSON.parse(execFileSync(process.execPath, ["--expose-gc", script, peer, String(keys)], { encoding: "utf8" }));
+    return { workload: "memory per live key", peer, value: out.bytesPerKey, unit: "bytes", higherIsBetter: false };
+  });
+}

@@ -1,0 +1,115 @@
+// The benchmark report: the markdown table of ratios (ttlkv against each peer of the same run),
+// the issue's bars with their measured ratio, and an SVG plot of the ratios.
+
+/** ttlkv's advantage over `peer` in `rows` of one workload: > 1 means ttlkv is better. */
+function ratio(ttlkv, peer) {
+  return ttlkv.higherIsBetter ? ttlkv.value / peer.value : peer.value / ttlkv.value;
+}
+
+function byWorkload(rows) {
+  const groups = new Map();
+  for (const row of rows) {
+    if (!groups.has(row.workload)) groups.set(row.workload, []);
+    groups.get(row.workload).push(row);
+  }
+  return groups;
+}
+
+const find = (rows, workload, peer) => rows.find((r) => r.workload === workload && r.peer === peer);
+const fmt = (v, unit) => (unit === "ms" || unit === "KiB" ? v.toFixed(2) : Math.round(v).toLocaleString("en"));
+
+/** Every pair "ttlkv vs peer" with its ratio. */
+export function comparisons(rows) {
+  const out = [];
+  for (const [workload, group] of byWorkload(rows)) {
+    const mine = group.find((r) => r.peer === "ttlkv");
+    if (!mine) continue;
+    for (const peer of group) if (peer !== mine) out.push({ workload, peer: peer.peer, ratio: ratio(mine, peer) });
+  }
+  return out;
+}
+
+/** The bars of the benchmark issue, each with the measured figure. */
+export function bars(rows) {
+  const purgeRows = rows.filter((r) => r.workload.startsWith("purge "));
+  const purgeOf = (peer) => purgeRows.filter((r) => r.peer === peer);
+  const indexed = purgeOf("ttlkv purgeExpired");
+  const scanned = purgeOf("ttlkv full-scan purge");
+  const vs = (workload, peer) => {
+    const mine = find(rows, workload, "ttlkv");
+    const other = find(rows, workload, peer);
+    return mine && other ? ratio(mine, other) : undefined;
+  };
+  const list = [
+    ["session mix ≥ 0.5× lru-cache ops/s", vs("session mix", "lru-cache"), (r) => r >= 0.5, (r) => `${r.toFixed(2)}×`],
+    ["ingest into IndexedDB ≥ 5× Dexie bulkPut", vs("ingest (IndexedDB)", "Dexie bulkPut"), (r) => r >= 5, (r) => `${r.toFixed(2)}×`],
+    ["ingest into IndexedDB ≥ 20× idb-keyval set one by one", vs("ingest (IndexedDB)", "idb-keyval set"), (r) => r >= 20, (r) => `${r.toFixed(1)}×`],
+    ["1,000 concurrent durable puts ≥ 10× raw IndexedDB one put per transaction", rows.filter((r) => r.workload.endsWith("concurrent durable puts")).length ? vs(rows.find((r) => r.workload.endsWith("concurrent durable puts")).workload, "raw IndexedDB, one put per transaction") : undefined, (r) => r >= 10, (r) => `${r.toFixed(1)}×`],
+    ["one durable put p50 ≤ 1.5× raw IndexedDB single put", vs("durable single put, p50", "raw IndexedDB, one put per transaction"), (r) => 1 / r <= 1.5, (r) => `${(1 / r).toFixed(2)}× the raw latency`],
+    ["warm point get ≥ 3× Dexie get", vs("warm point get", "Dexie get"), (r) => r >= 3, (r) => `${r.toFixed(2)}×`],
+    ["cold open + first get ≤ 1× Dexie", rows.find((r) => r.workload.startsWith("cold open")) ? vs(rows.find((r) => r.workload.startsWith("cold open")).workload, "Dexie") : undefined, (r) => 1 / r <= 1, (r) => `${(1 / r).toFixed(2)}× Dexie's time`],
+    ["purge among the largest total ≤ 1.5× among the smallest", indexed.length > 1 ? indexed[indexed.length - 1].value / indexed[0].value : undefined, (r) => r <= 1.5, (r) => `${r.toFixed(2)}×`],
+    ["purge ≥ 20× faster than a full-scan purge (largest total)", indexed.length && scanned.length ? scanned[scanned.length - 1].value / indexed[indexed.length - 1].value : undefined, (r) => r >= 20, (r) => `${r.toFixed(1)}×`],
+    ["churn: stored bytes plateau within 2× of live data", undefined, () => false, () => ""],
+    ["longest main-thread task during ingest + compaction ≤ 50 ms", find(rows, "longest main-thread task, ingest + compaction", "ttlkv")?.value, (v) => v <= 50, (v) => (v === 0 ? "no task of 50 ms or more (the longtask threshold)" : `${v.toFixed(1)} ms`)],
+    ["package size (wasm + JS, gzipped) ≤ 150 KB", find(rows, "package size (wasm + JS, gzipped)", "ttlkv")?.value, (v) => v * 1.024 <= 150, (v) => `${(v * 1.024).toFixed(1)} KB`],
+    ["memory per live key ≤ 0.5× lru-cache", (() => { const m = find(rows, "memory per live key", "ttlkv"); const l = find(rows, "memory per live key", "lru-cache"); return m && l ? m.value / l.value : undefined; })(), (r) => r <= 0.5, (r) => `${r.toFixed(2)}×`],
+  ];
+  return list.map(([bar, value, met, show]) => ({ bar, measured: value === undefined ? "not measured" : show(value), met: value !== undefined && met(value) }));
+}
+
+export function renderTable(meta, rows) {
+  const lines = [
+    `# ttlkv benchmarks`,
+    ``,
+    `${meta.date.slice(0, 10)}, \`${meta.command}\`, Node ${meta.node}, Chromium ${meta.chromium}${meta.smoke ? " — **smoke sizes, not figures**" : ""}.`,
+    `A ratio above 1 means ttlkv did better than that peer in the same run.`,
+    ``,
+    `| workload | peer | result | ttlkv vs peer |`,
+    `|---|---|---|---|`,
+  ];
+  for (const [workload, group] of byWorkload(rows)) {
+    const mine = group.find((r) => r.peer === "ttlkv");
+    for (const row of group) {
+      const r = mine && row !== mine ? `${ratio(mine, row).toFixed(2)}×` : "";
+      lines.push(`| ${workload} | ${row.peer} | ${fmt(row.value, row.unit)} ${row.unit}${row.note ? ` (${row.note})` : ""} | ${r} |`);
+    }
+  }
+  lines.push(``, `## The bars`, ``, `| bar | measured | met |`, `|---|---|---|`);
+  for (const b of bars(rows)) lines.push(`| ${b.bar} | ${b.measured} | ${b.met ? "yes" : "no"} |`);
+  return lines.join("\n") + "\n";
+}
+
+/** Horizontal bars of ttlkv's ratio against each peer, on a log scale, 1× marked. */
+export function renderSvg(meta, rows) {
+  const items = comparisons(rows);
+  const width = 900;
+  const left = 420;
+  const barArea = width - left - 60;
+  const rowHeight = 22;
+  const height = 70 + items.length * rowHeight + 30;
+  const min = 0.01;
+  const max = 100;
+  const x = (r) => left + (Math.log10(Math.min(max, Math.max(min, r))) - Math.log10(min)) / (Math.log10(max) - Math.log10(min)) * barArea;
+  const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;");
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+    `<text x="10" y="22" font-size="15" font-weight="bold">ttlkv against each peer (same run; right of 1× = ttlkv better; log scale)</text>`,
+    `<text x="10" y="40" fill="#555">${esc(meta.date.slice(0, 10))} · Node ${esc(meta.node)} · Chromium ${esc(meta.chromium)}${meta.smoke ? " · smoke sizes" : ""}</text>`,
+  ];
+  for (const t of [0.01, 0.1, 1, 10, 100]) {
+    parts.push(`<line x1="${x(t)}" y1="55" x2="${x(t)}" y2="${height - 25}" stroke="${t === 1 ? "#000" : "#ddd"}"/>`);
+    parts.push(`<text x="${x(t)}" y="${height - 10}" text-anchor="middle" fill="#555">${t}×</text>`);
+  }
+  items.forEach((c, i) => {
+    const y = 60 + i * rowHeight;
+    const x1 = x(1);
+    const x2 = x(c.ratio);
+    parts.push(`<text x="${left - 8}" y="${y + 14}" text-anchor="end">${esc(c.workload)} — ${esc(c.peer)}</text>`);
+    parts.push(`<rect x="${Math.min(x1, x2)}" y="${y + 3}" width="${Math.max(1, Math.abs(x2 - x1))}" height="${rowHeight - 8}" fill="${c.ratio >= 1 ? "#2a9d8f" : "#e76f51"}"/>`);
+    parts.push(`<text x="${Math.max(x1, x2) + 4}" y="${y + 14}" fill="#333">${c.ratio.toFixed(2)}×</text>`);
+  });
+  parts.push(`</svg>`);
+  return parts.join("\n") + "\n";
+}

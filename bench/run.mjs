@@ -1,0 +1,76 @@
+// `npm run bench`: every workload of BENCH.md, ttlkv against its peers in the same run — Node for
+// the memory peers, headless Chromium (playwright-core + Debian's chromium) for the IndexedDB
+// peers — then bench/results.json, bench/results.md (the table of ratios) and bench/results.svg
+// (the plot). `--smoke` runs tiny sizes into target/bench-smoke/ (CI: the suite still works).
+// Needs the engine built (`bash scripts/build-package.sh`) and `npm install` at the root.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+import { serve } from "../scripts/serve.mjs";
+import { launch } from "../tests/e2e/chromium.mjs";
+import { sessionMix, ingest, purge, memoryPerKey } from "./node.mjs";
+import { shuffle } from "./workloads.mjs";
+import { renderTable, renderSvg } from "./report.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, "..");
+const smoke = process.argv.includes("--smoke");
+const out = smoke ? path.join(root, "target", "bench-smoke") : here;
+const size = smoke
+  ? { sessionKeys: 2_000, sessionOps: 5_000, ingest: 2_000, purgeDue: 200, purgeTotals: [400, 4_000], memoryKeys: 2_000, idbIngest: 2_000, latency: 30, concurrent: 100, getKeys: 2_000, gets: 500 }
+  : { sessionKeys: 100_000, sessionOps: 200_000, ingest: 100_000, purgeDue: 10_000, purgeTotals: [20_000, 200_000, 1_000_000], memoryKeys: 100_000, idbIngest: 100_000, latency: 200, concurrent: 1_000, getKeys: 100_000, gets: 5_000 };
+
+let seed = Date.now() % 1_000_000;
+const order = (names) => shuffle([...names], seed++);
+const rows = [];
+const log = (r) => {
+  for (const row of r) console.log(`${row.workload.padEnd(44)} ${row.peer.padEnd(40)} ${row.value.toFixed(row.unit === "ms" ? 2 : 0).padStart(12)} ${row.unit}${row.note ? `  (${row.note})` : ""}`);
+  rows.push(...r);
+};
+
+console.log(`ttlkv benchmarks${smoke ? " (smoke sizes)" : ""}, Node ${process.version}`);
+log(await sessionMix({ keys: size.sessionKeys, ops: size.sessionOps }, order));
+log(await ingest({ count: size.ingest }, order));
+log(memoryPerKey({ keys: size.memoryKeys }, order));
+log(await purge({ due: size.purgeDue, totals: size.purgeTotals }));
+
+const server = await serve({ "/bench/": here, "/ttlkv/": root, "/node_modules/": path.join(root, "node_modules") });
+const browser = await launch();
+const chromium = browser.version();
+try {
+  const context = await browser.newContext();
+  const page = async () => {
+    const p = await context.newPage();
+    p.on("pageerror", (e) => console.error("page error:", e));
+    await p.goto(`${server.origin}/bench/browser/`);
+    await p.waitForFunction(() => window.bench);
+    return p;
+  };
+  const p = await page();
+  const idbPeers = order(["raw IndexedDB, one transaction", "raw IndexedDB, one put per transaction", "idb-keyval setMany", "idb-keyval set", "Dexie bulkPut", "ttlkv"]);
+  log(await p.evaluate(([n, peers]) => window.bench.ingest(n, peers), [size.idbIngest, idbPeers]));
+  log(await p.evaluate(([n, c]) => window.bench.putLatency(n, c), [size.latency, size.concurrent]));
+  await p.evaluate((n) => window.bench.fill(n), size.getKeys);
+  await p.close();
+  const cold = await page(); // a page that has opened none of the databases
+  log(await cold.evaluate((n) => window.bench.coldOpen(n), size.getKeys));
+  log(await cold.evaluate(([n, g]) => window.bench.warmGet(n, g), [size.getKeys, size.gets]));
+  await context.close();
+} finally {
+  await browser.close();
+  await server.close();
+}
+
+// 9. Size: what the package ships.
+const wasm = readFileSync(path.join(root, "bindings/js/pkg/ttlkv_web_bg.wasm"));
+const js = ["index.js", "codec.js", "errors.js", "engine.js", "tabs.js", "lease.js", "pkg/ttlkv_web.js"].map((f) => readFileSync(path.join(root, "bindings/js", f)));
+const gz = gzipSync(wasm, { level: 9 }).length + js.reduce((n, b) => n + gzipSync(b, { level: 9 }).length, 0);
+log([{ workload: "package size (wasm + JS, gzipped)", peer: "ttlkv", value: gz / 1024, unit: "KiB", higherIsBetter: false }]);
+
+const meta = { date: new Date().toISOString(), node: process.version, chromium, smoke, sizes: size, command: smoke ? "npm run bench:smoke" : "npm run bench" };
+mkdirSync(out, { recursive: true });
+writeFileSync(path.join(out, "results.json"), JSON.stringify({ meta, rows }, null, 2) + "\n");
+writeFileSync(path.join(out, "results.md"), renderTable(meta, rows));
+writeFileSync(path.join(out, "results.svg"), renderSvg(meta, rows));
+console.log(`\n${renderTable(meta, rows)}\nwritten: ${path.relative(root, out)}/results.{json,md,svg}`);

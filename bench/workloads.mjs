@@ -1,0 +1,62 @@
+// Shared pieces of the benchmark workloads: a seeded random source, Zipf-distributed key choice,
+// the session value, timing helpers. Plain ES module: loaded by Node and by the browser page.
+
+/** A seeded PRNG (mulberry32): the same sequence for every peer. */
+export function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** `count` key indexes in [0, n), Zipf-distributed (s = 0.99), hot keys spread over the key space. */
+export function zipfIndexes(n, count, seed) {
+  const random = rng(seed);
+  const cdf = new Float64Array(n);
+  let total = 0;
+  for (let i = 0; i < n; i++) {
+    total += 1 / Math.pow(i + 1, 0.99);
+    cdf[i] = total;
+  }
+  const out = new Uint32Array(count);
+  for (let j = 0; j < count; j++) {
+    const u = random() * total;
+    let lo = 0;
+    let hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (cdf[mid] < u) lo = mid + 1;
+      else hi = mid;
+    }
+    // Scatter ranks over the key space so hot keys are not neighbours.
+    out[j] = Number((BigInt(lo) * 2654435761n) % BigInt(n));
+  }
+  return out;
+}
+
+export const key = (i) => `session:${String(i).padStart(8, "0")}`;
+
+/** A session value of about 1 KiB as JSON. */
+export function sessionValue(i) {
+  return { user: `user-${i}`, roles: ["reader"], cart: [{ sku: `sku-${i % 97}`, qty: 1 }], csrf: "x".repeat(900), seen: i };
+}
+
+/** A 100-byte string value. */
+export const value100 = (i) => `v${String(i).padStart(10, "0")}`.padEnd(100, ".");
+
+export function shuffle(array, seed) {
+  const random = rng(seed);
+  for (let i = array.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [array[i], array[j]] = [array[j], array[i]];
+  }
+  return array;
+}
+
+export function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
