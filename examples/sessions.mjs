@@ -1,7 +1,7 @@
 // A session store in Node with the npm package, on its embedded default storage (memory in Node;
 // IndexedDB in a browser), the real clock and automatic maintenance.
 //
-// Run with `npm run demo` (or `bash scripts/demo.sh`), which builds the engine first. It logs
+// Run with `node examples/sessions.mjs` after `npm run build`. It logs
 // users in with a sliding 30-minute session, refreshes one, logs one out, lists the live
 // sessions, then issues one-time codes that live 1.5 s and watches them expire on their own:
 // the expire events arrive from the automatic maintenance timer with no call from this script.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's main command: build the npm package's engine (installing the Rust wasm target and
-# the pinned wasm-bindgen CLI once, if missing), then run the session-store example in Node on the
-# embedded default storage.
+# the pinned wasm-bindgen CLI once, if missing), then serve the demo page (www/) on the embedded
+# default storage, IndexedDB, at http://localhost:8080/www/ (PORT overrides the port).
+# `node examples/sessions.mjs` is the same store in Node, in a terminal.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v cargo >/dev/null 2>&1; then
@@ -12,4 +13,4 @@ if ! command -v node >/dev/null 2>&1; then
   apt-get update && apt-get install -y nodejs
 fi
 bash scripts/build-package.sh
-node examples/sessions.mjs
+exec node scripts/serve.mjs "${PORT:-8080}"

@@ -1,4 +1,5 @@
-// A static file server for the end-to-end tests: `routes` maps a URL prefix to a directory.
+// A static file server (the demo page, the end-to-end tests, the benchmarks): `routes` maps a URL
+// prefix to a directory.
 // Serves .wasm as application/wasm (streaming compilation needs it) and nothing outside a root.
 import http from "node:http";
 import { readFile } from "node:fs/promises";
@@ -15,8 +16,8 @@ const TYPES = {
   ".svg": "image/svg+xml",
 };
 
-/** Start serving; resolves to `{ origin, close() }`. */
-export function serve(routes) {
+/** Start serving on `port` (0 = any free one); resolves to `{ origin, close() }`. */
+export function serve(routes, port = 0) {
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, "http://localhost");
     const prefix = Object.keys(routes)
@@ -36,9 +37,22 @@ export function serve(routes) {
     }
   });
   return new Promise((resolve) => {
-    server.listen(0, "127.0.0.1", () => {
+    server.listen(port, "127.0.0.1", () => {
       const { port } = server.address();
-      resolve({ origin: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(r)) });
+      // close() also ends idle keep-alive connections, which would otherwise hold it open.
+      const close = () =>
+        new Promise((r) => {
+          server.close(r);
+          server.closeAllConnections();
+        });
+      resolve({ origin: `http://127.0.0.1:${port}`, close });
     });
   });
+}
+
+// `node scripts/serve.mjs [port]`: serve the repository, for the demo page at /www/.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+  const { origin } = await serve({ "/": root }, Number(process.argv[2] ?? process.env.PORT ?? 8080));
+  console.log(`ttlkv demo: open ${origin}/www/ (Ctrl-C stops the server)`);
 }
