@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Build the npm package's engine from the matrix in wasm-pack.toml: for each [[target]], build
 # `ttlkv-web` for wasm32 with the target's cargo profile, run wasm-bindgen (the version pinned in
-# bindings/web/Cargo.toml; installed once if missing) into its out_dir, then wasm-opt with the
-# [wasm_opt] flags when that is enabled and binaryen is installed. Prints the package's size, raw and gzipped.
+# bindings/web/Cargo.toml; installed once if missing) into its out_dir, then the [wasm_opt] tool
+# (wasm-opt from npm's binaryen, installed with the root devDependencies when missing) with its
+# flags. Prints the package's size, raw and gzipped.
 # TTLKV_PROFILE overrides every target's profile (e.g. `dev` for a quick debug build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +16,11 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]; th
   cargo install wasm-bindgen-cli --version "$want" --locked
 fi
 opt_enabled=$(sed -n 's/^enabled *= *\(true\|false\)/\1/p' wasm-pack.toml)
+opt_tool=$(awk -F'"' '/^tool *=/{print $2; exit}' wasm-pack.toml)
+if [ "$opt_enabled" = true ] && [ ! -x "$opt_tool" ]; then
+  echo "installing the root devDependencies (wasm-opt from npm's binaryen)"
+  npm install --no-audit --no-fund
+fi
 read -r -a opt_flags <<<"$(sed -n 's/^flags *= *\[\(.*\)\]/\1/p' wasm-pack.toml | tr -d '",')"
 
 # "name out_dir profile" for each [[target]].
@@ -30,8 +36,8 @@ while read -r target out_dir profile; do
   cargo build -p ttlkv-web --target wasm32-unknown-unknown --profile "$profile"
   wasm-bindgen --target "$target" --out-dir "$out_dir" --no-typescript \
     "target/wasm32-unknown-unknown/$dir/ttlkv_web.wasm"
-  if [ "$opt_enabled" = true ] && command -v wasm-opt >/dev/null 2>&1 && [ "$profile" != dev ]; then
-    wasm-opt "${opt_flags[@]}" -o "$out_dir/ttlkv_web_bg.wasm" "$out_dir/ttlkv_web_bg.wasm"
+  if [ "$opt_enabled" = true ] && [ "$profile" != dev ]; then
+    "$opt_tool" "${opt_flags[@]}" -o "$out_dir/ttlkv_web_bg.wasm" "$out_dir/ttlkv_web_bg.wasm"
   fi
 done <<<"$targets"
 

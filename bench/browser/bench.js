@@ -166,10 +166,15 @@ export async function putLatency(count, concurrent) {
     times.sort((a, b) => a - b);
     rows.push({ workload: "durable single put, p50", peer, value: percentile(times, 50), unit: "ms", higherIsBetter: false });
     rows.push({ workload: "durable single put, p99", peer, value: percentile(times, 99), unit: "ms", higherIsBetter: false });
-    const started = performance.now();
-    await Promise.all(Array.from({ length: concurrent }, (_, i) => put(key(count + i), value100(i))));
-    const ms = performance.now() - started;
-    rows.push({ workload: `${concurrent.toLocaleString("en")} concurrent durable puts`, peer, value: (concurrent / ms) * 1000, unit: "ops/s", higherIsBetter: true });
+    // One round takes tens of ms: the median of 7 rounds, so one stall does not decide it.
+    const rates = [];
+    for (let round = 0; round < 7; round++) {
+      const started = performance.now();
+      await Promise.all(Array.from({ length: concurrent }, (_, i) => put(key(count + round * concurrent + i), value100(i))));
+      rates.push((concurrent / (performance.now() - started)) * 1000);
+    }
+    rates.sort((a, b) => a - b);
+    rows.push({ workload: `${concurrent.toLocaleString("en")} concurrent durable puts`, peer, value: percentile(rates, 50), unit: "ops/s", higherIsBetter: true, note: "median of 7 rounds" });
   }
   return rows;
 }
