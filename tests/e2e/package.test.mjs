@@ -6,7 +6,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -474,7 +474,11 @@ test("the demo page (www/) runs in headless Chromium: keys count down, SSTs appe
     }));
     console.log(`demo: ${JSON.stringify(shown)}`);
     assert.ok(shown.keys >= 5 && shown.ssts >= 1 && shown.ticks >= 5 && shown.events >= 3 && shown.activity >= 2);
-    await p.screenshot({ path: path.join(root, "www", "screenshot.png") });
+    // The README's screenshot: saved under target/ on every run; TTLKV_UPDATE_SCREENSHOT=1 also
+    // replaces www/screenshot.png (so a test run does not change a tracked file by itself).
+    mkdirSync(path.join(root, "target"), { recursive: true });
+    await p.screenshot({ path: path.join(root, "target", "demo-screenshot.png") });
+    if (process.env.TTLKV_UPDATE_SCREENSHOT === "1") await p.screenshot({ path: path.join(root, "www", "screenshot.png") });
     assert.deepEqual(errors, []);
   } finally {
     await p.close();
