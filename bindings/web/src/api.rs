@@ -340,26 +340,6 @@ impl WasmDb {
         })
     }
 
-    /// `scan(prefix?, start?, end?, limit (−1 = none), reverse)` → `Promise<[key, value,
-    /// expireAt][]>`.
-    pub fn scan(
-        &self,
-        prefix: Option<Vec<u8>>,
-        start: Option<Vec<u8>>,
-        end: Option<Vec<u8>>,
-        limit: f64,
-        reverse: bool,
-    ) -> Promise {
-        let db = self.db.clone();
-        promise(async move {
-            let options = scan_options(prefix, start, end, limit, reverse)?;
-            let entries = db.scan(&options).await.map_err(fail)?;
-            Ok(JsValue::from(
-                entries.iter().map(entry_array).collect::<Array>(),
-            ))
-        })
-    }
-
     /// `batch(ops)` → `Promise<boolean>`; each op `[0, key, value, ttlKind, ttlArg, condition]`
     /// (put) or `[1, key]` (delete). `false`: a condition failed and nothing was written.
     pub fn batch(&self, ops: Array) -> Promise {
@@ -630,7 +610,9 @@ impl WasmSnapshot {
         promise(async move { Ok(JsValue::from_f64(s.ttl(&key).await.map_err(fail)? as f64)) })
     }
 
-    /// Like `WasmDb.scan`, as of the snapshot.
+    /// `scan(prefix?, start?, end?, limit (−1 = none), reverse)` → `Promise<[key, value,
+    /// expireAt][]>` as of the snapshot (the JS entry scans a database through a snapshot, so
+    /// every page of one scan reads the same moment).
     pub fn scan(
         &self,
         prefix: Option<Vec<u8>>,
