@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { LRUCache } from "lru-cache";
 import { TTLCache } from "@isaacs/ttlcache";
 import { open, destroy } from "../bindings/js/index.js";
-import { key, sessionValue, value100, zipfIndexes, shuffle } from "./workloads.mjs";
+import { key, sessionValue, value100, zipfIndexes, shuffle, rng } from "./workloads.mjs";
 
 const SESSION_TTL = 30 * 60_000;
 let dbCounter = 0;
@@ -146,4 +146,54 @@ export function memoryPerKey({ keys }, order) {
     const out = JSON.parse(execFileSync(process.execPath, ["--expose-gc", script, peer, String(keys)], { encoding: "utf8" }));
     return { workload: "memory per live key", peer, value: out.bytesPerKey, unit: "bytes", higherIsBetter: false };
   });
+}
+
+/**
+ * 7. Expiry under churn: a steady stream of puts with a short TTL (70 % new session keys, 30 %
+ * refreshes of live ones) for `seconds`, automatic maintenance on, real time. Every half second
+ * it samples the bytes ttlkv stores (WAL + SST data pages) and the bytes of the live data (keys
+ * whose latest put has not expired, key + value). Stored bytes should plateau, not grow: the
+ * figure is the largest stored/live ratio over the second half of the run.
+ */
+export async function churn({ seconds, ttlMs, putsPerSecond }) {
+  const name = fresh("churn");
+  const db = await open(name, { storage: "memory", durability: "relaxed" });
+  const live = new Map(); // key -> expireAt, the model of what is live
+  const random = rng(11);
+  const rowBytes = key(0).length + value100(0).length;
+  let next = 0;
+  let puts = 0;
+  const samples = [];
+  const started = Date.now();
+  const tickMs = 10;
+  const perTick = Math.max(1, Math.round((putsPerSecond * tickMs) / 1000));
+  let nextSample = started;
+  while (Date.now() - started < seconds * 1000) {
+    const ops = [];
+    const now = Date.now();
+    for (let j = 0; j < perTick; j++) {
+      let i;
+      if (live.size > 0 && random() < 0.3) i = Math.floor(random() * next);
+      else i = next++;
+      ops.push({ type: "put", key: key(i), value: value100(i), ttlMs });
+      live.set(i, now + ttlMs);
+    }
+    await db.batch(ops);
+    puts += ops.length;
+    if (now >= nextSample) {
+      nextSample += 500;
+      for (const [i, at] of live) if (at <= now) live.delete(i);
+      const s = await db.stats();
+      const sstBytes = s.levels.reduce((n, l) => n + l.ssts.reduce((m, t) => m + t.bytes, 0), 0);
+      samples.push({ atMs: now - started, storedBytes: s.walBytes + sstBytes, walBytes: s.walBytes, sstBytes, liveBytes: live.size * rowBytes, liveKeys: live.size });
+    }
+    await new Promise((resolve) => setTimeout(resolve, tickMs));
+  }
+  await db.close();
+  await destroy(name, { storage: "memory" });
+  const second = samples.filter((s) => s.atMs >= (seconds * 1000) / 2 && s.liveBytes > 0);
+  const worst = second.reduce((w, s) => (s.storedBytes / s.liveBytes > w.storedBytes / w.liveBytes ? s : w), second[0]);
+  const mb = (b) => (b / 1e6).toFixed(1);
+  const note = `${puts.toLocaleString("en")} puts in ${seconds} s, TTL ${ttlMs} ms; worst sample: ${mb(worst.storedBytes)} MB stored (WAL ${mb(worst.walBytes)}, SSTs ${mb(worst.sstBytes)}) for ${mb(worst.liveBytes)} MB live`;
+  return [{ workload: "churn, stored bytes / live bytes", peer: "ttlkv", value: worst.storedBytes / worst.liveBytes, unit: "×", higherIsBetter: false, note, samples }];
 }

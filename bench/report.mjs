@@ -16,7 +16,7 @@ function byWorkload(rows) {
 }
 
 const find = (rows, workload, peer) => rows.find((r) => r.workload === workload && r.peer === peer);
-const fmt = (v, unit) => (unit === "ms" || unit === "KiB" ? v.toFixed(2) : Math.round(v).toLocaleString("en"));
+const fmt = (v, unit) => (unit === "ms" || unit === "KiB" || unit === "×" ? v.toFixed(2) : Math.round(v).toLocaleString("en"));
 
 /** Every pair "ttlkv vs peer" with its ratio. */
 export function comparisons(rows) {
@@ -50,7 +50,7 @@ export function bars(rows) {
     ["cold open + first get ≤ 1× Dexie", rows.find((r) => r.workload.startsWith("cold open")) ? vs(rows.find((r) => r.workload.startsWith("cold open")).workload, "Dexie") : undefined, (r) => 1 / r <= 1, (r) => `${(1 / r).toFixed(2)}× Dexie's time`],
     ["purge among the largest total ≤ 1.5× among the smallest", indexed.length > 1 ? indexed[indexed.length - 1].value / indexed[0].value : undefined, (r) => r <= 1.5, (r) => `${r.toFixed(2)}×`],
     ["purge ≥ 20× faster than a full-scan purge (largest total)", indexed.length && scanned.length ? scanned[scanned.length - 1].value / indexed[indexed.length - 1].value : undefined, (r) => r >= 20, (r) => `${r.toFixed(1)}×`],
-    ["churn: stored bytes plateau within 2× of live data", undefined, () => false, () => ""],
+    ["churn: stored bytes plateau within 2× of live data", find(rows, "churn, stored bytes / live bytes", "ttlkv")?.value, (r) => r <= 2, (r) => `${r.toFixed(2)}× at the worst sample of the second half`],
     ["longest main-thread task during ingest + compaction ≤ 50 ms", find(rows, "longest main-thread task, ingest + compaction", "ttlkv")?.value, (v) => v <= 50, (v) => (v === 0 ? "no task of 50 ms or more (the longtask threshold)" : `${v.toFixed(1)} ms`)],
     ["package size (wasm + JS, gzipped) ≤ 150 KB", find(rows, "package size (wasm + JS, gzipped)", "ttlkv")?.value, (v) => v * 1.024 <= 150, (v) => `${(v * 1.024).toFixed(1)} KB`],
     ["memory per live key ≤ 0.5× lru-cache", (() => { const m = find(rows, "memory per live key", "ttlkv"); const l = find(rows, "memory per live key", "lru-cache"); return m && l ? m.value / l.value : undefined; })(), (r) => r <= 0.5, (r) => `${r.toFixed(2)}×`],
@@ -110,6 +110,39 @@ export function renderSvg(meta, rows) {
     parts.push(`<rect x="${Math.min(x1, x2)}" y="${y + 3}" width="${Math.max(1, Math.abs(x2 - x1))}" height="${rowHeight - 8}" fill="${c.ratio >= 1 ? "#2a9d8f" : "#e76f51"}"/>`);
     parts.push(`<text x="${Math.max(x1, x2) + 4}" y="${y + 14}" fill="#333">${c.ratio.toFixed(2)}×</text>`);
   });
+  const churn = find(rows, "churn, stored bytes / live bytes", "ttlkv");
+  if (churn?.samples?.length) parts.push(...churnChart(churn.samples, height, width, esc));
   parts.push(`</svg>`);
+  const total = churn?.samples?.length ? height + CHURN_HEIGHT : height;
+  parts[0] = parts[0].replace(`height="${height}"`, `height="${total}"`);
   return parts.join("\n") + "\n";
+}
+
+const CHURN_HEIGHT = 240;
+
+/** The churn run over time: stored bytes (WAL + SSTs) and live bytes, below the ratio bars. */
+function churnChart(samples, top, width, esc) {
+  const left = 70;
+  const plotW = width - left - 30;
+  const plotTop = top + 40;
+  const plotH = CHURN_HEIGHT - 80;
+  const maxT = samples[samples.length - 1].atMs || 1;
+  const maxB = Math.max(...samples.map((s) => s.storedBytes), 1);
+  const x = (t) => left + (t / maxT) * plotW;
+  const y = (b) => plotTop + plotH - (b / maxB) * plotH;
+  const line = (pick, color) =>
+    `<polyline fill="none" stroke="${color}" stroke-width="2" points="${samples.map((s) => `${x(s.atMs).toFixed(1)},${y(pick(s)).toFixed(1)}`).join(" ")}"/>`;
+  return [
+    `<rect y="${top}" width="100%" height="${CHURN_HEIGHT}" fill="white"/>`,
+    `<text x="10" y="${top + 22}" font-size="15" font-weight="bold">${esc("Churn: bytes ttlkv stores vs live data over time (should plateau)")}</text>`,
+    `<line x1="${left}" y1="${plotTop + plotH}" x2="${left + plotW}" y2="${plotTop + plotH}" stroke="#999"/>`,
+    `<line x1="${left}" y1="${plotTop}" x2="${left}" y2="${plotTop + plotH}" stroke="#999"/>`,
+    `<text x="${left - 6}" y="${plotTop + 4}" text-anchor="end" fill="#555">${(maxB / 1e6).toFixed(1)} MB</text>`,
+    `<text x="${left - 6}" y="${plotTop + plotH}" text-anchor="end" fill="#555">0</text>`,
+    `<text x="${left + plotW}" y="${plotTop + plotH + 16}" text-anchor="end" fill="#555">${(maxT / 1000).toFixed(0)} s</text>`,
+    line((s) => s.storedBytes, "#e76f51"),
+    line((s) => s.liveBytes, "#2a9d8f"),
+    `<text x="${left + 10}" y="${top + CHURN_HEIGHT - 12}" fill="#e76f51">stored (WAL + SSTs)</text>`,
+    `<text x="${left + 170}" y="${top + CHURN_HEIGHT - 12}" fill="#2a9d8f">live keys × (key + value)</text>`,
+  ];
 }

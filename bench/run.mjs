@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { serve } from "../scripts/serve.mjs";
 import { launch } from "../tests/e2e/chromium.mjs";
-import { sessionMix, ingest, purge, memoryPerKey } from "./node.mjs";
+import { sessionMix, ingest, purge, memoryPerKey, churn } from "./node.mjs";
 import { shuffle } from "./workloads.mjs";
 import { renderTable, renderSvg } from "./report.mjs";
 
@@ -18,8 +18,8 @@ const root = path.resolve(here, "..");
 const smoke = process.argv.includes("--smoke");
 const out = smoke ? path.join(root, "target", "bench-smoke") : here;
 const size = smoke
-  ? { sessionKeys: 2_000, sessionOps: 5_000, ingest: 2_000, purgeDue: 200, purgeTotals: [400, 4_000], memoryKeys: 2_000, idbIngest: 2_000, latency: 30, concurrent: 100, getKeys: 2_000, gets: 500 }
-  : { sessionKeys: 100_000, sessionOps: 200_000, ingest: 100_000, purgeDue: 10_000, purgeTotals: [20_000, 200_000, 1_000_000], memoryKeys: 100_000, idbIngest: 100_000, latency: 200, concurrent: 1_000, getKeys: 100_000, gets: 5_000 };
+  ? { sessionKeys: 2_000, sessionOps: 5_000, ingest: 2_000, purgeDue: 200, purgeTotals: [400, 4_000], memoryKeys: 2_000, churn: { seconds: 3, ttlMs: 500, putsPerSecond: 2_000 }, idbIngest: 2_000, latency: 30, concurrent: 100, getKeys: 2_000, gets: 500 }
+  : { sessionKeys: 100_000, sessionOps: 200_000, ingest: 100_000, purgeDue: 10_000, purgeTotals: [20_000, 200_000, 1_000_000], memoryKeys: 100_000, churn: { seconds: 30, ttlMs: 5_000, putsPerSecond: 10_000 }, idbIngest: 100_000, latency: 200, concurrent: 1_000, getKeys: 100_000, gets: 5_000 };
 
 let seed = Date.now() % 1_000_000;
 const order = (names) => shuffle([...names], seed++);
@@ -34,6 +34,7 @@ log(await sessionMix({ keys: size.sessionKeys, ops: size.sessionOps }, order));
 log(await ingest({ count: size.ingest }, order));
 log(memoryPerKey({ keys: size.memoryKeys }, order));
 log(await purge({ due: size.purgeDue, totals: size.purgeTotals }));
+log(await churn(size.churn));
 
 const server = await serve({ "/bench/": here, "/ttlkv/": root, "/node_modules/": path.join(root, "node_modules") });
 const browser = await launch();
@@ -55,7 +56,7 @@ try {
   await p.close();
   const cold = await page(); // a page that has opened none of the databases
   log(await cold.evaluate((n) => window.bench.coldOpen(n), size.getKeys));
-  log(await cold.evaluate(([n, g]) => window.bench.warmGet(n, g), [size.getKeys, size.gets]));
+  log(await cold.evaluate(([n, g]) => window.bench.pointGets(n, g), [size.getKeys, size.gets]));
   await context.close();
 } finally {
   await browser.close();

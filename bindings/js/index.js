@@ -38,6 +38,10 @@ function load() {
   return loading;
 }
 
+// Start fetching and compiling the engine as soon as the package is imported, so that it is
+// usually ready by the first open(); a failure here is reported by that open().
+load().catch(() => {});
+
 const invalid = (message) => new TtlKvError("INVALID_ARGUMENT", message);
 
 function plainOptions(opts, what) {

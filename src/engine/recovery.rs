@@ -45,16 +45,23 @@ impl Inner {
             ),
         };
 
-        // The tree.
+        // The tree: every SST's metadata page, read in one round trip.
+        let meta_ids: Vec<PageId> = manifest
+            .levels
+            .iter()
+            .flatten()
+            .map(|&id| PageId::sst_meta(id))
+            .collect();
+        let mut metas = store.get_pages(meta_ids.clone()).await?.into_iter();
         let mut levels = Vec::with_capacity(manifest.levels.len());
         let mut referenced = BTreeSet::new();
         for ids in &manifest.levels {
             let mut level = Vec::with_capacity(ids.len());
             for &id in ids {
                 let page = PageId::sst_meta(id);
-                let bytes = store
-                    .get_page(page)
-                    .await?
+                let bytes = metas
+                    .next()
+                    .flatten()
                     .ok_or_else(|| Error::corruption("missing").context(page))?;
                 let meta = SstMeta::decode(&bytes).map_err(|e| e.context(page))?;
                 if meta.id != id {
@@ -108,13 +115,37 @@ impl Inner {
             segments.insert(page.file, (page_max_seq, bytes.len()));
         }
 
-        // Pages nothing references (a crash between a compaction and the deletion of its inputs).
+        // SSTs nothing references (a crash between a compaction and the deletion of its inputs).
+        // An SST's pages are written and deleted in one commit with its metadata page, so an
+        // unreferenced SST always still has that page, which says how many data pages it has;
+        // the data pages are listed (every one of them) only if such a page cannot be read.
         let mut orphans = stale_wal;
-        for kind in [PageKind::SstMeta, PageKind::SstData] {
-            for page in store.list_pages(kind).await? {
-                if !referenced.contains(&page.file) {
-                    orphans.push(page);
+        let orphan_metas: Vec<PageId> = store
+            .list_pages(PageKind::SstMeta)
+            .await?
+            .into_iter()
+            .filter(|page| !referenced.contains(&page.file))
+            .collect();
+        if !orphan_metas.is_empty() {
+            let mut unreadable = false;
+            for (page, bytes) in orphan_metas
+                .iter()
+                .zip(store.get_pages(orphan_metas.clone()).await?)
+            {
+                match bytes.as_deref().map(SstMeta::decode) {
+                    Some(Ok(meta)) if meta.id == page.file => {
+                        let data_pages = u32::try_from(meta.pages.len()).unwrap_or(u32::MAX);
+                        orphans.extend((0..data_pages).map(|i| PageId::sst_data(page.file, i)));
+                    }
+                    _ => unreadable = true,
                 }
+                orphans.push(*page);
+            }
+            if unreadable {
+                let listed = store.list_pages(PageKind::SstData).await?;
+                orphans.extend(listed.into_iter().filter(|p| !referenced.contains(&p.file)));
+                orphans.sort();
+                orphans.dedup();
             }
         }
 

@@ -67,6 +67,7 @@ behaviours![
     put_and_delete_of_the_same_page_in_one_commit,
     last_put_of_the_same_page_in_one_commit_wins,
     concurrent_commits_on_one_version_let_exactly_one_through,
+    get_pages_reads_many_pages_in_order,
 ];
 
 /// A new store has no manifest, lists no page of any kind and finds no page.
@@ -539,6 +540,38 @@ pub async fn many_pages_in_one_commit(store: &dyn PageStore) {
     };
     commit_ok(store, delete_all, "deleting 1,000 pages in one commit").await;
     assert_eq!(list(store, PageKind::SstData).await, []);
+}
+
+/// `get_pages` gives each page asked for in the order asked, `None` for a missing one, the same
+/// bytes `get_page` gives, and nothing at all for an empty list.
+pub async fn get_pages_reads_many_pages_in_order(store: &dyn PageStore) {
+    let present: Vec<PageId> = (0..20).map(|i| PageId::sst_meta(100 + i)).collect();
+    let content = |id: &PageId| bytes(id.file, 10 + id.file as usize % 7);
+    let puts = present.iter().map(|id| (*id, content(id))).collect();
+    commit_ok(store, first_commit(puts), "20 metadata pages").await;
+
+    let mut asked: Vec<PageId> = present.iter().rev().copied().collect();
+    asked.insert(5, PageId::sst_meta(7));
+    asked.push(PageId::sst_data(100, 0));
+    let got = store
+        .get_pages(asked.clone())
+        .await
+        .unwrap_or_else(|e| panic!("get_pages failed: {e}"));
+    assert_eq!(got.len(), asked.len(), "one answer per page asked for");
+    for (id, answer) in asked.iter().zip(&got) {
+        assert_eq!(
+            *answer,
+            page(store, *id).await,
+            "get_pages and get_page agree on {id}"
+        );
+        let expected = present.contains(id).then(|| content(id));
+        assert_eq!(*answer, expected, "get_pages gives {id}");
+    }
+    let none = store.get_pages(Vec::new()).await;
+    assert!(
+        matches!(none.as_deref(), Ok([])),
+        "no pages asked, none given"
+    );
 }
 
 /// A commit with no manifest, puts or deletes succeeds exactly when its precondition holds, and

@@ -158,6 +158,18 @@ pub trait PageStore {
     fn list_pages(&self, kind: PageKind) -> StoreFuture<'_, Vec<PageId>>;
     /// Apply `commit` atomically if its precondition holds.
     fn commit(&self, commit: Commit) -> StoreFuture<'_, ()>;
+    /// The bytes of each page of `ids`, in the same order (`None` for a missing page). Opening a
+    /// database reads every SST's metadata page this way; a store that can read several pages in
+    /// one round trip (IndexedDB: one transaction) overrides it, the default reads them one by one.
+    fn get_pages(&self, ids: Vec<PageId>) -> StoreFuture<'_, Vec<Option<Vec<u8>>>> {
+        Box::pin(async move {
+            let mut pages = Vec::with_capacity(ids.len());
+            for id in ids {
+                pages.push(self.get_page(id).await?);
+            }
+            Ok(pages)
+        })
+    }
 }
 
 impl<S: PageStore + ?Sized> PageStore for alloc::rc::Rc<S> {
@@ -172,5 +184,8 @@ impl<S: PageStore + ?Sized> PageStore for alloc::rc::Rc<S> {
     }
     fn commit(&self, commit: Commit) -> StoreFuture<'_, ()> {
         (**self).commit(commit)
+    }
+    fn get_pages(&self, ids: Vec<PageId>) -> StoreFuture<'_, Vec<Option<Vec<u8>>>> {
+        (**self).get_pages(ids)
     }
 }

@@ -312,6 +312,35 @@ impl PageStore for IndexedDbStore {
         })
     }
 
+    fn get_pages(&self, ids: Vec<PageId>) -> StoreFuture<'_, Vec<Option<Vec<u8>>>> {
+        Box::pin(async move {
+            // One transaction: every request is issued before the first answer is awaited.
+            let tx = self.transaction(&[PAGES], TransactionMode::ReadOnly)?;
+            let pages = tx
+                .object_store(PAGES)
+                .map_err(|e| idb_error("getPages", e))?;
+            let requests = ids
+                .iter()
+                .map(|id| {
+                    pages
+                        .get(JsValue::from_str(&page_key(*id)))
+                        .map_err(|e| idb_error("getPages", e))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let mut out = Vec::with_capacity(ids.len());
+            for (id, request) in ids.iter().zip(requests) {
+                let page = request.await.map_err(|e| idb_error("getPages", e))?;
+                out.push(match page {
+                    None => None,
+                    Some(v) => Some(v.dyn_into::<Uint8Array>().map(|b| b.to_vec()).map_err(
+                        |_| Error::corruption(format!("IndexedDB: {id} is not a Uint8Array")),
+                    )?),
+                });
+            }
+            Ok(out)
+        })
+    }
+
     fn list_pages(&self, kind: PageKind) -> StoreFuture<'_, Vec<PageId>> {
         Box::pin(async move {
             let tx = self.transaction(&[PAGES], TransactionMode::ReadOnly)?;
