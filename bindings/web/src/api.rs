@@ -6,6 +6,7 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::pin::Pin;
 use std::rc::Rc;
 
 use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
@@ -119,7 +120,14 @@ where
     F: core::future::Future<Output = JsResult<T>> + 'static,
     T: Into<JsValue>,
 {
-    future_to_promise(async move { future.await.map(Into::into) })
+    spawn_boxed(Box::pin(async move { future.await.map(Into::into) }))
+}
+
+/// The one instance of `future_to_promise` in the module: every method's future is boxed behind
+/// the same type, which keeps the WebAssembly small (one copy of the executor glue, not one per
+/// method).
+fn spawn_boxed(future: Pin<Box<dyn core::future::Future<Output = JsResult<JsValue>>>>) -> Promise {
+    future_to_promise(future)
 }
 
 fn scan_options(
