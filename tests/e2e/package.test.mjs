@@ -380,9 +380,9 @@ test("without Web Locks one tab works as before and a second gets a clear error,
   await context.close();
 });
 
-/** SIGKILL every process whose command line mentions `text` (read from /proc: no pkill needed). */
-function killEveryProcessMentioning(text) {
-  let killed = 0;
+/** Pids of the processes whose command line mentions `text` (read from /proc: no pgrep needed). */
+function processesMentioning(text) {
+  const pids = [];
   for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     let cmdline;
     try {
@@ -390,16 +390,34 @@ function killEveryProcessMentioning(text) {
     } catch {
       continue; // gone already
     }
-    if (Number(pid) !== process.pid && cmdline.includes(text)) {
-      try {
-        process.kill(Number(pid), "SIGKILL");
-        killed++;
-      } catch {
-        // exited meanwhile
-      }
+    if (Number(pid) !== process.pid && cmdline.includes(text)) pids.push(Number(pid));
+  }
+  return pids;
+}
+
+/** SIGKILL every process whose command line mentions `text`. */
+function killEveryProcessMentioning(text) {
+  let killed = 0;
+  for (const pid of processesMentioning(text)) {
+    try {
+      process.kill(pid, "SIGKILL");
+      killed++;
+    } catch {
+      // exited meanwhile
     }
   }
   assert.ok(killed > 0, "the browser's processes were found and killed");
+}
+
+/**
+ * Wait until no process of the browser on `profile` is left: one still exiting keeps the
+ * profile's IndexedDB backing store locked, and the next launch then fails to open it.
+ */
+async function untilBrowserGone(profile) {
+  for (let waited = 0; processesMentioning(profile).length > 0; waited += 50) {
+    if (waited > 15_000) throw new Error(`processes of ${profile} still running after 15 s`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 test("the browser killed (SIGKILL) during flushes and compactions: after a restart every acknowledged write is there", async () => {
@@ -408,40 +426,48 @@ test("the browser killed (SIGKILL) during flushes and compactions: after a resta
     // Three kills at different points of the write / flush / compaction cycle.
     for (const [cycle, killAfter] of [[1, 8], [2, 15], [3, 24]]) {
       const name = `killed-${cycle}`;
+      await untilBrowserGone(profile);
       let context = await launchPersistent(profile);
-      let p = context.pages()[0] ?? (await context.newPage());
       const acknowledged = [];
-      let killNow;
-      const killed = new Promise((resolve) => {
-        killNow = resolve;
-      });
-      await p.exposeFunction("acknowledged", (round) => {
-        acknowledged.push(round);
-        // Let the flush or compaction this batch starts get under way, then kill.
-        if (acknowledged.length === killAfter) setTimeout(killNow, cycle * 3);
-      });
-      await p.goto(`${server.origin}/app/`);
-      await p.waitForFunction(() => window.ttlkvChecks);
-      await p.evaluate((n) => window.ttlkvChecks.remove(n), name);
-      p.evaluate((n) => window.ttlkvChecks.writeUntilKilled(n), name).catch(() => {});
-      await killed;
-      // Every process of this browser at once, with no chance to clean up.
-      killEveryProcessMentioning(profile);
-      await context.close().catch(() => {});
+      try {
+        const p = context.pages()[0] ?? (await context.newPage());
+        let killNow;
+        const killed = new Promise((resolve) => {
+          killNow = resolve;
+        });
+        await p.exposeFunction("acknowledged", (round) => {
+          acknowledged.push(round);
+          // Let the flush or compaction this batch starts get under way, then kill.
+          if (acknowledged.length === killAfter) setTimeout(killNow, cycle * 3);
+        });
+        await p.goto(`${server.origin}/app/`);
+        await p.waitForFunction(() => window.ttlkvChecks);
+        await p.evaluate((n) => window.ttlkvChecks.remove(n), name);
+        p.evaluate((n) => window.ttlkvChecks.writeUntilKilled(n), name).catch(() => {});
+        await killed;
+        // Every process of this browser at once, with no chance to clean up.
+        killEveryProcessMentioning(profile);
+      } finally {
+        await context.close().catch(() => {});
+      }
       const acknowledgedNow = [...acknowledged];
 
+      await untilBrowserGone(profile);
       context = await launchPersistent(profile);
-      p = context.pages()[0] ?? (await context.newPage());
-      await p.goto(`${server.origin}/app/`);
-      await p.waitForFunction(() => window.ttlkvChecks);
-      const rounds = new Map(await p.evaluate((n) => window.ttlkvChecks.roundsPresent(n), name));
-      console.log(
-        `killed (cycle ${cycle}): ${acknowledgedNow.length} batches of 200 acknowledged; after the restart ` +
-          `${rounds.size} batches present, ${[...rounds.values()].reduce((a, b) => a + b, 0)} keys`,
-      );
-      for (const round of acknowledgedNow) assert.equal(rounds.get(round), 200, `acknowledged batch ${round} is whole`);
-      for (const [round, count] of rounds) assert.equal(count, 200, `batch ${round} is whole or absent, never partial`);
-      await context.close();
+      try {
+        const p = context.pages()[0] ?? (await context.newPage());
+        await p.goto(`${server.origin}/app/`);
+        await p.waitForFunction(() => window.ttlkvChecks);
+        const rounds = new Map(await p.evaluate((n) => window.ttlkvChecks.roundsPresent(n), name));
+        console.log(
+          `killed (cycle ${cycle}): ${acknowledgedNow.length} batches of 200 acknowledged; after the restart ` +
+            `${rounds.size} batches present, ${[...rounds.values()].reduce((a, b) => a + b, 0)} keys`,
+        );
+        for (const round of acknowledgedNow) assert.equal(rounds.get(round), 200, `acknowledged batch ${round} is whole`);
+        for (const [round, count] of rounds) assert.equal(count, 200, `batch ${round} is whole or absent, never partial`);
+      } finally {
+        await context.close().catch(() => {});
+      }
     }
   } finally {
     rmSync(profile, { recursive: true, force: true });
