@@ -292,24 +292,7 @@ impl PageStore for IndexedDbStore {
     }
 
     fn get_page(&self, id: PageId) -> StoreFuture<'_, Option<Vec<u8>>> {
-        Box::pin(async move {
-            let tx = self.transaction(&[PAGES], TransactionMode::ReadOnly)?;
-            let pages = tx
-                .object_store(PAGES)
-                .map_err(|e| idb_error("getPage", e))?;
-            let page = pages
-                .get(JsValue::from_str(&page_key(id)))
-                .map_err(|e| idb_error("getPage", e))?
-                .await
-                .map_err(|e| idb_error("getPage", e))?;
-            match page {
-                None => Ok(None),
-                Some(v) => v
-                    .dyn_into::<Uint8Array>()
-                    .map(|bytes| Some(bytes.to_vec()))
-                    .map_err(|_| Error::corruption(format!("IndexedDB: {id} is not a Uint8Array"))),
-            }
-        })
+        Box::pin(async move { Ok(self.get_pages(vec![id]).await?.pop().flatten()) })
     }
 
     fn get_pages(&self, ids: Vec<PageId>) -> StoreFuture<'_, Vec<Option<Vec<u8>>>> {
