@@ -150,7 +150,7 @@ export function memoryPerKey({ keys }, order) {
 
 /**
  * 7. Expiry under churn: a steady stream of puts with a short TTL (70 % new session keys, 30 %
- * refreshes of live ones) for `seconds`, automatic maintenance on, real time. Every half second
+ * puts to a random earlier key, a refresh when that key is still live) for `seconds`, automatic maintenance on, real time. Every half second
  * it samples the bytes ttlkv stores (WAL + SST data pages) and the bytes of the live data (keys
  * whose latest put has not expired, key + value). Stored bytes should plateau, not grow: the
  * figure is the largest stored/live ratio over the second half of the run.

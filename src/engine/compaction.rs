@@ -20,7 +20,7 @@ use super::merge::MergeCursor;
 use super::retention::{compaction_fates, ExpiryCutoff, Fate, VersionInfo};
 use super::sst_writer::{BuiltSst, SstWriter};
 use super::state::{Inner, State};
-use super::version::{SstHandle, Version};
+use super::version::{sst_pages, SstHandle, Version};
 use crate::error::Error;
 use crate::error::Result;
 use crate::format::RowRef;
@@ -376,13 +376,7 @@ impl Inner {
         for sst in &st.obsolete {
             // One reference is the obsolete list itself.
             if Rc::strong_count(sst) == 1 {
-                pages.push(PageId::sst_meta(sst.id()));
-                for i in 0..sst.meta.pages.len() {
-                    pages.push(PageId::sst_data(
-                        sst.id(),
-                        u32::try_from(i).unwrap_or(u32::MAX),
-                    ));
-                }
+                pages.extend(sst_pages(&sst.meta));
             }
         }
         pages

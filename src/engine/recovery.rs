@@ -13,7 +13,7 @@ use super::notify::AsyncLock;
 use super::options::DbOptions;
 use super::page_cache::PageCache;
 use super::state::{Inner, State};
-use super::version::{SstHandle, Version};
+use super::version::{sst_pages, SstHandle, Version};
 use super::wal::WalState;
 use crate::clock::{Clock, MonotonicClock};
 use crate::error::{Error, Result};
@@ -52,7 +52,7 @@ impl Inner {
             .flatten()
             .map(|&id| PageId::sst_meta(id))
             .collect();
-        let mut metas = store.get_pages(meta_ids.clone()).await?.into_iter();
+        let mut metas = store.get_pages(meta_ids).await?.into_iter();
         let mut levels = Vec::with_capacity(manifest.levels.len());
         let mut referenced = BTreeSet::new();
         for ids in &manifest.levels {
@@ -133,13 +133,12 @@ impl Inner {
                 .zip(store.get_pages(orphan_metas.clone()).await?)
             {
                 match bytes.as_deref().map(SstMeta::decode) {
-                    Some(Ok(meta)) if meta.id == page.file => {
-                        let data_pages = u32::try_from(meta.pages.len()).unwrap_or(u32::MAX);
-                        orphans.extend((0..data_pages).map(|i| PageId::sst_data(page.file, i)));
+                    Some(Ok(meta)) if meta.id == page.file => orphans.extend(sst_pages(&meta)),
+                    _ => {
+                        unreadable = true;
+                        orphans.push(*page);
                     }
-                    _ => unreadable = true,
                 }
-                orphans.push(*page);
             }
             if unreadable {
                 let listed = store.list_pages(PageKind::SstData).await?;

@@ -6,11 +6,21 @@ use alloc::rc::Rc;
 use alloc::vec::Vec;
 
 use crate::format::SstMeta;
+use crate::store::PageId;
 
 /// An SST that is (or was) part of the tree: its metadata, loaded once.
 #[derive(Debug)]
 pub(crate) struct SstHandle {
     pub meta: SstMeta,
+}
+
+/// Every page of SST `meta`: its metadata page, then its data pages in order (what deleting
+/// the SST deletes).
+pub(crate) fn sst_pages(meta: &SstMeta) -> impl Iterator<Item = PageId> {
+    let id = meta.id;
+    let data_pages = u32::try_from(meta.pages.len()).unwrap_or(u32::MAX);
+    core::iter::once(PageId::sst_meta(id))
+        .chain((0..data_pages).map(move |i| PageId::sst_data(id, i)))
 }
 
 impl SstHandle {
