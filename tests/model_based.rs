@@ -353,6 +353,8 @@ struct Setup {
     ns1: NamespaceOptions,
     hook: bool,
     purge_slice_keys: usize,
+    /// Data pages read back are verified (the default) or trusted (the npm memory storage).
+    verify_data_pages: bool,
 }
 
 fn setup() -> impl Strategy<Value = Setup> {
@@ -363,9 +365,18 @@ fn setup() -> impl Strategy<Value = Setup> {
         prop::option::weighted(0.6, 1u64..4_000),
         any::<bool>(),
         prop_oneof![1usize..6, Just(1_000)],
+        any::<bool>(),
     )
         .prop_map(
-            |(default_ttl, relaxed, ns_default, ns_max, hook, purge_slice_keys)| Setup {
+            |(
+                default_ttl,
+                relaxed,
+                ns_default,
+                ns_max,
+                hook,
+                purge_slice_keys,
+                verify_data_pages,
+            )| Setup {
                 default_ttl,
                 relaxed,
                 ns1: NamespaceOptions {
@@ -374,6 +385,7 @@ fn setup() -> impl Strategy<Value = Setup> {
                 },
                 hook,
                 purge_slice_keys,
+                verify_data_pages,
             },
         )
 }
@@ -418,6 +430,7 @@ impl Harness {
                 Durability::Durable
             },
             purge_slice_keys: setup.purge_slice_keys,
+            verify_data_pages: setup.verify_data_pages,
             ..small()
         };
         let store = MemoryStore::new();

@@ -44,6 +44,12 @@ pub struct DbOptions {
     pub level_size_multiplier: u64,
     /// Bytes of decoded data pages kept in the page cache.
     pub page_cache_bytes: usize,
+    /// Whether a data page read from the store is verified (checksum, every row, the sort order)
+    /// before use. Turn it off only for a store whose pages never leave this process's memory,
+    /// such as the npm package's memory storage: nothing but this engine can have written them.
+    /// Unverified pages are still bounds-checked on every access, so damage gives an error,
+    /// never a panic.
+    pub verify_data_pages: bool,
     /// At most this many expiry-index entries are handled by one purge slice of the maintenance
     /// step (each slice is one atomic write).
     pub purge_slice_keys: usize,
@@ -74,6 +80,7 @@ impl Default for DbOptions {
             level1_target_bytes: 16 * 1024 * 1024,
             level_size_multiplier: 10,
             page_cache_bytes: 8 * 1024 * 1024,
+            verify_data_pages: true,
             purge_slice_keys: 1_000,
             expiry_compaction_share: 0.5,
             periodic_compaction_ms: Some(24 * 60 * 60 * 1000),

@@ -15,10 +15,10 @@
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
-use super::checksum::{seal, CHECKSUM_LEN};
+use super::checksum::{seal, unseal, CHECKSUM_LEN};
 use super::codec::{put_u16, put_u32, put_u8, Reader};
 use super::row::{decode_row, encode_row, row_order, RowFeatures, RowRef};
-use super::{open_page, read_version_byte, FORMAT_VERSION_BYTE};
+use super::{read_version_byte, FORMAT_VERSION_BYTE};
 use crate::error::{Error, Result};
 
 /// The first four bytes of every data page.
@@ -121,7 +121,8 @@ impl DataPageBuilder {
 ///
 /// [`decode`](Self::decode) checks everything once (checksum, header, offsets, every row, the sort
 /// order); the accessors then cannot fail on a page it accepted, but still return `Result` rather
-/// than panic.
+/// than panic. [`decode_trusted`](Self::decode_trusted) checks only the header, for pages that
+/// never left this process; the accessors' bounds checks still turn any damage into an error.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DataPage {
     bytes: Vec<u8>,
@@ -138,8 +139,17 @@ struct Layout {
     rows_end: usize,
 }
 
-fn verify(bytes: &[u8]) -> Result<Layout> {
-    let mut r = open_page(bytes, DATA_PAGE_MAGIC)?;
+/// The header of a page whose checksum is not checked (see [`DataPage::decode_trusted`]).
+fn read_layout(bytes: &[u8]) -> Result<Layout> {
+    let body = bytes
+        .len()
+        .checked_sub(CHECKSUM_LEN)
+        .and_then(|len| bytes.get(..len))
+        .ok_or_else(|| Error::corruption("too short to hold a checksum"))?;
+    let mut r = Reader::new(body);
+    if r.array::<4>("magic")? != DATA_PAGE_MAGIC {
+        return Err(Error::corruption("bad magic"));
+    }
     read_version_byte(&mut r)?;
     let features = RowFeatures::from_bits(r.u8("row features")?)?;
     r.zeros::<2>("reserved bytes")?;
@@ -149,12 +159,24 @@ fn verify(bytes: &[u8]) -> Result<Layout> {
         .checked_mul(OFFSET_LEN)
         .filter(|&len| len <= r.remaining())
         .ok_or_else(|| Error::corruption("row count exceeds the page"))?;
-    let rows = r.bytes(r.remaining() - offsets_len, "rows")?;
-    let rows_end = r.position();
-    let mut offsets = Reader::new(r.rest());
+    Ok(Layout {
+        features,
+        count,
+        rows_end: body.len() - offsets_len,
+    })
+}
+
+fn verify(bytes: &[u8]) -> Result<Layout> {
+    let body = unseal(bytes)?;
+    let layout = read_layout(bytes)?;
+    let (rows, offsets) = body
+        .get(HEADER_LEN..)
+        .and_then(|after_header| after_header.split_at_checked(layout.rows_end - HEADER_LEN))
+        .ok_or_else(|| Error::corruption("row count exceeds the page"))?;
+    let mut offsets = Reader::new(offsets);
     let mut previous: Option<RowRef<'_>> = None;
     let mut next_offset = 0usize;
-    for _ in 0..count {
+    for _ in 0..layout.count {
         let offset = offsets.u32("row offset")?;
         if usize::try_from(offset).ok() != Some(next_offset) {
             return Err(Error::corruption("row offsets do not tile the rows area"));
@@ -162,7 +184,7 @@ fn verify(bytes: &[u8]) -> Result<Layout> {
         let rest = rows
             .get(next_offset..)
             .ok_or_else(|| Error::corruption("row offset out of bounds"))?;
-        let (row, used) = decode_row(rest, features)?;
+        let (row, used) = decode_row(rest, layout.features)?;
         if let Some(previous) = previous {
             if row_order(&previous, &row) != Ordering::Less {
                 return Err(Error::corruption(
@@ -176,11 +198,7 @@ fn verify(bytes: &[u8]) -> Result<Layout> {
     if next_offset != rows.len() {
         return Err(Error::corruption("row offsets do not tile the rows area"));
     }
-    Ok(Layout {
-        features,
-        count,
-        rows_end,
-    })
+    Ok(layout)
 }
 
 impl DataPage {
@@ -189,6 +207,20 @@ impl DataPage {
     /// starting at 0 or not exactly tiling the rows area, an undecodable row, or rows out of order.
     pub fn decode(bytes: Vec<u8>) -> Result<DataPage> {
         let layout = verify(&bytes).map_err(|e| e.context("data page"))?;
+        Ok(DataPage {
+            bytes,
+            features: layout.features,
+            count: layout.count,
+            rows_end: layout.rows_end,
+        })
+    }
+
+    /// Wrap `bytes` after checking only the header and that the offsets fit: no checksum, no row
+    /// or order check. For pages this process wrote and kept in its own memory, which nothing
+    /// else can change. Accessors stay bounds-checked, so a damaged page still gives `Corruption`
+    /// (or wrong rows), never a panic.
+    pub fn decode_trusted(bytes: Vec<u8>) -> Result<DataPage> {
+        let layout = read_layout(&bytes).map_err(|e| e.context("data page"))?;
         Ok(DataPage {
             bytes,
             features: layout.features,
@@ -489,5 +521,37 @@ mod tests {
             b[HEADER_LEN + row_len + 2] = b'a';
         });
         assert!(corruption(same_version).contains("not sorted"));
+    }
+
+    #[test]
+    fn a_trusted_page_reads_the_same_rows_without_checking_the_checksum() {
+        let rows = sample();
+        let bytes = build(&rows);
+        let trusted = DataPage::decode_trusted(bytes.clone()).unwrap();
+        assert_eq!(trusted, DataPage::decode(bytes.clone()).unwrap());
+        let mut flipped = bytes.clone();
+        let last = flipped.len() - 1;
+        flipped[last] ^= 1;
+        assert_eq!(corruption(flipped.clone()), "data page: checksum mismatch");
+        let trusted = DataPage::decode_trusted(flipped).unwrap();
+        assert_eq!(trusted.row(1).unwrap().to_row(), rows[1]);
+        assert_eq!(trusted.lower_bound(b"cherry").unwrap(), 4);
+    }
+
+    #[test]
+    fn a_trusted_page_still_checks_its_header_and_bounds() {
+        let good = build(&sample());
+        let bad_magic = resealed(&good, |b| b[0] = b'X');
+        let err = DataPage::decode_trusted(bad_magic).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Corruption);
+        let too_many = resealed(&good, |b| b[8..12].copy_from_slice(&u32::MAX.to_le_bytes()));
+        assert!(DataPage::decode_trusted(too_many).is_err());
+        // An offset pointing past the rows: the row read fails, nothing panics.
+        let offsets_at = good.len() - CHECKSUM_LEN - 4 * 6;
+        let mut wild = good.clone();
+        wild[offsets_at + 8..offsets_at + 12].copy_from_slice(&u32::MAX.to_le_bytes());
+        let page = DataPage::decode_trusted(wild).unwrap();
+        assert_eq!(page.row(2).unwrap_err().kind(), ErrorKind::Corruption);
+        assert!(page.row(1).is_err());
     }
 }

@@ -6,7 +6,6 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::pin::Pin;
 use std::rc::Rc;
 
 use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
@@ -17,10 +16,10 @@ use ttlkv::{
     WriteBatch,
 };
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use crate::clock::JsClock;
 use crate::error::to_js_error;
+use crate::promise::settle;
 use crate::store::{IndexedDbStore, JsAdapterStore};
 
 thread_local! {
@@ -120,14 +119,7 @@ where
     F: core::future::Future<Output = JsResult<T>> + 'static,
     T: Into<JsValue>,
 {
-    spawn_boxed(Box::pin(async move { future.await.map(Into::into) }))
-}
-
-/// The one instance of `future_to_promise` in the module: every method's future is boxed behind
-/// the same type, which keeps the WebAssembly small (one copy of the executor glue, not one per
-/// method).
-fn spawn_boxed(future: Pin<Box<dyn core::future::Future<Output = JsResult<JsValue>>>>) -> Promise {
-    future_to_promise(future)
+    settle(Box::pin(async move { future.await.map(Into::into) }))
 }
 
 fn scan_options(
@@ -178,6 +170,9 @@ pub fn open_db(name: String, storage: JsValue, options: JsValue) -> Promise {
             // The JS entry's codec puts a one-byte type tag in front of every value.
             value_header_bytes: 1,
             page_cache_bytes: page_cache_bytes(kind.as_deref()),
+            // Memory storage keeps its pages in this instance's own memory: only this engine
+            // ever wrote them, so reading one back needs no checksum or row-by-row check.
+            verify_data_pages: kind.as_deref() != Some("memory"),
             ..DbOptions::default()
         };
         let (db, indexeddb) = match kind.as_deref() {
@@ -213,7 +208,7 @@ pub fn open_db(name: String, storage: JsValue, options: JsValue) -> Promise {
 /// The page cache for a storage kind. A page read from IndexedDB or an adapter costs a
 /// round trip to storage, so 32 MiB of decoded pages are kept: a working set of about 200,000
 /// sessions of 100 bytes is served from memory once warm. Memory storage already holds its
-/// pages in memory, so its cache only spares page verification, and stays at the engine's
+/// pages in memory, so its cache only spares a copy of the page, and stays at the engine's
 /// default (8 MiB).
 fn page_cache_bytes(storage: Option<&str>) -> usize {
     match storage {

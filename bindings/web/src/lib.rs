@@ -9,6 +9,7 @@
 pub mod api;
 pub mod clock;
 pub mod error;
+mod promise;
 pub mod store;
 
 pub use clock::JsClock;
