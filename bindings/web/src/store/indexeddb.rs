@@ -11,8 +11,10 @@
 //! the manifest record and compares its version with the commit's precondition (so the check and
 //! the writes are one atomic step: a writer that lost its role is fenced, nothing of it lands),
 //! then issues the deletes, the puts and the new manifest, and waits for the transaction's
-//! `complete`. Nothing but IndexedDB requests is awaited while the transaction is open, so it
-//! never auto-commits half-way. A transaction that aborts leaves the database as it was; the
+//! `complete`. A big commit issues its requests in slices of about 1 MiB, waiting for the last
+//! request of each slice before the next, so no single task holds the page for long. Nothing but
+//! IndexedDB requests is awaited while the transaction is open, so it never auto-commits
+//! half-way. A transaction that aborts leaves the database as it was; the
 //! cause is read from `IDBTransaction.error` and mapped: `QuotaExceededError` →
 //! `QUOTA_EXCEEDED`, anything else → `STORAGE`.
 //!
@@ -50,6 +52,10 @@ const PAGES: &str = "pages";
 const META: &str = "meta";
 /// The manifest record's key in [`META`].
 const MANIFEST_KEY: &str = "manifest";
+/// A commit issues its requests in slices of about this many bytes of pages, one task each.
+const COMMIT_SLICE_BYTES: usize = 1024 * 1024;
+/// What one delete request counts for in a slice.
+const DELETE_COST_BYTES: usize = 4 * 1024;
 
 /// The IndexedDB database name of ttlkv database `name`.
 pub fn database_name(name: &str) -> String {
@@ -225,21 +231,46 @@ impl IndexedDbStore {
         }
 
         // Requests run in the order they are issued: deletes, then puts, then the manifest.
-        // None is awaited on its own; the transaction's outcome is the commit's.
-        let issued = (|| -> core::result::Result<(), idb::Error> {
-            for id in &commit.deletes {
-                pages.delete(JsValue::from_str(&page_key(*id)))?;
-            }
-            for (id, bytes) in &commit.puts {
-                let key = JsValue::from_str(&page_key(*id));
-                pages.put(&Uint8Array::from(bytes.as_slice()), Some(&key))?;
+        // They go out in slices of about COMMIT_SLICE_BYTES: after each slice the last request
+        // is awaited, so a big commit (a compaction's output) is issued over several tasks and
+        // the page stays responsive. The transaction stays active throughout, as the next slice
+        // is issued from that request's success. A failed request aborts the transaction, which
+        // ends the loop; the transaction's outcome is the commit's.
+        let issued = async {
+            let mut slice = 0usize;
+            let requests = commit
+                .deletes
+                .iter()
+                .map(|id| (*id, None))
+                .chain(commit.puts.iter().map(|(id, bytes)| (*id, Some(bytes))));
+            for (id, bytes) in requests {
+                let key = JsValue::from_str(&page_key(id));
+                slice += bytes.map_or(DELETE_COST_BYTES, Vec::len);
+                let ends_slice = slice >= COMMIT_SLICE_BYTES;
+                if ends_slice {
+                    slice = 0;
+                }
+                match bytes {
+                    None => {
+                        let request = pages.delete(key)?;
+                        if ends_slice {
+                            request.await?;
+                        }
+                    }
+                    Some(bytes) => {
+                        let request = pages.put(&Uint8Array::from(bytes.as_slice()), Some(&key))?;
+                        if ends_slice {
+                            request.await?;
+                        }
+                    }
+                }
             }
             if let Some(m) = &commit.manifest {
                 meta.put(&manifest_record(m), Some(&JsValue::from_str(MANIFEST_KEY)))?;
             }
-            Ok(())
-        })();
-        if let Err(e) = issued {
+            Ok::<(), idb::Error>(())
+        };
+        if let Err(e) = issued.await {
             let _ = observer.abort();
             return Err(idb_error("commit", e));
         }
