@@ -68,6 +68,7 @@ behaviours![
     last_put_of_the_same_page_in_one_commit_wins,
     concurrent_commits_on_one_version_let_exactly_one_through,
     get_pages_reads_many_pages_in_order,
+    a_commit_of_megabytes_is_fenced_whole_or_lands_whole,
 ];
 
 /// A new store has no manifest, lists no page of any kind and finds no page.
@@ -540,6 +541,50 @@ pub async fn many_pages_in_one_commit(store: &dyn PageStore) {
     };
     commit_ok(store, delete_all, "deleting 1,000 pages in one commit").await;
     assert_eq!(list(store, PageKind::SstData).await, []);
+}
+
+/// A commit of several megabytes (which a store may issue in slices) is atomic too: fenced, it
+/// writes and deletes nothing; with the right precondition, every put and delete lands.
+pub async fn a_commit_of_megabytes_is_fenced_whole_or_lands_whole(store: &dyn PageStore) {
+    let old: Vec<PageId> = (0..300).map(|i| PageId::sst_data(3, i)).collect();
+    let old_puts = old
+        .iter()
+        .map(|id| (*id, bytes(u64::from(id.index), 40)))
+        .collect();
+    commit_ok(store, first_commit(old_puts), "300 small pages").await;
+    let before = snapshot(store).await;
+
+    let new: Vec<PageId> = (0..200).map(|i| PageId::sst_data(4, i)).collect();
+    let content = |id: &PageId| bytes(1_000 + u64::from(id.index), 16 * 1024);
+    let big = |expected_manifest_version| Commit {
+        expected_manifest_version,
+        manifest: Some(record(2)),
+        puts: new.iter().map(|id| (*id, content(id))).collect(),
+        deletes: old.clone(),
+    };
+    commit_fails(
+        store,
+        big(0),
+        ErrorKind::Fenced,
+        "a 3 MiB commit on a stale version",
+    )
+    .await;
+    assert_eq!(
+        snapshot(store).await,
+        before,
+        "a fenced commit of 3 MiB must write and delete nothing"
+    );
+
+    commit_ok(store, big(1), "a 3 MiB commit").await;
+    assert_eq!(list(store, PageKind::SstData).await, new);
+    for id in &new {
+        assert_eq!(
+            page(store, *id).await,
+            Some(content(id)),
+            "{id} of a 3 MiB commit"
+        );
+    }
+    assert_eq!(manifest(store).await.map(|m| m.version), Some(2));
 }
 
 /// `get_pages` gives each page asked for in the order asked, `None` for a missing one, the same

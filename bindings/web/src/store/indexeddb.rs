@@ -7,11 +7,12 @@
 //!   as a `Uint8Array`. Pages, not per-key records: a point read loads one page.
 //! - `meta`: one record, `manifest` → `{ version, bytes }`.
 //!
-//! A [`Commit`] is one `readwrite` transaction over both stores. Inside it the store first reads
-//! the manifest record and compares its version with the commit's precondition (so the check and
-//! the writes are one atomic step: a writer that lost its role is fenced, nothing of it lands),
-//! then issues the deletes, the puts and the new manifest, and waits for the transaction's
-//! `complete`. A big commit issues its requests in slices of about 1 MiB, waiting for the last
+//! A [`Commit`] is one `readwrite` transaction over both stores. Its first request reads the
+//! manifest record; the deletes, the puts and the new manifest follow without waiting for it.
+//! When the manifest's answer arrives, while the transaction is still active, its version is
+//! compared with the commit's precondition, and a mismatch aborts the transaction (so the check
+//! and the writes are one atomic step: a writer that lost its role is fenced, nothing of it
+//! lands). Then the store waits for the transaction's `complete`. A big commit issues its requests in slices of about 1 MiB, waiting for the last
 //! request of each slice before the next, so no single task holds the page for long. Nothing but
 //! IndexedDB requests is awaited while the transaction is open, so it never auto-commits
 //! half-way. A transaction that aborts leaves the database as it was; the
@@ -30,6 +31,7 @@
 //! any other storage failure.
 
 use std::cell::Cell;
+use std::future::IntoFuture;
 use std::rc::Rc;
 
 use idb::{
@@ -210,25 +212,14 @@ impl IndexedDbStore {
         // A second handle on the same transaction, to read its `error` after it ended.
         let observer = meta.transaction();
 
+        // The manifest is read by the transaction's first request and checked when its answer
+        // arrives. The writes are issued without waiting for it: they are not committed before
+        // the check, which runs while the transaction is still active (in the delivery of one of
+        // its answers), and a failed check aborts them all. One round trip, not two.
         let current = meta
             .get(JsValue::from_str(MANIFEST_KEY))
             .map_err(|e| idb_error("commit: reading the manifest", e))?
-            .await
-            .map_err(|e| idb_error("commit: reading the manifest", e))?;
-        let current_version = match &current {
-            Some(record) => manifest_of(record)?.version,
-            None => 0,
-        };
-        if current_version != commit.expected_manifest_version {
-            let _ = tx.abort();
-            return Err(Error::new(
-                ErrorKind::Fenced,
-                format!(
-                    "the stored manifest is version {current_version}, this writer expected {}",
-                    commit.expected_manifest_version
-                ),
-            ));
-        }
+            .into_future();
 
         // Requests run in the order they are issued: deletes, then puts, then the manifest.
         // They go out in slices of about COMMIT_SLICE_BYTES: after each slice the last request
@@ -273,6 +264,30 @@ impl IndexedDbStore {
         if let Err(e) = issued.await {
             let _ = observer.abort();
             return Err(idb_error("commit", e));
+        }
+        let checked = async {
+            let current = current
+                .await
+                .map_err(|e| idb_error("commit: reading the manifest", e))?;
+            let current_version = match &current {
+                Some(record) => manifest_of(record)?.version,
+                None => 0,
+            };
+            if current_version == commit.expected_manifest_version {
+                Ok(())
+            } else {
+                Err(Error::new(
+                    ErrorKind::Fenced,
+                    format!(
+                        "the stored manifest is version {current_version}, this writer expected {}",
+                        commit.expected_manifest_version
+                    ),
+                ))
+            }
+        };
+        if let Err(e) = checked.await {
+            let _ = observer.abort();
+            return Err(e);
         }
         match tx.await {
             Ok(TransactionResult::Committed) => Ok(()),
