@@ -123,7 +123,10 @@ export async function ingest(count, peers) {
         "durable batches of 1,000, then flush",
       );
       const compactLongest = await longestTask(() => db.compact());
-      rows.push({ workload: "longest main-thread task, ingest + compaction", peer, value: Math.max(longest, compactLongest), unit: "ms", higherIsBetter: false });
+      const worst = Math.max(longest, compactLongest);
+      // The Long Tasks API reports only tasks of more than 50 ms: 0 means none was seen.
+      const note = worst === 0 ? "no task over 50 ms (the Long Tasks API reports only those)" : undefined;
+      rows.push({ workload: "longest main-thread task, ingest + compaction", peer, value: worst, unit: "ms", higherIsBetter: false, note });
       await db.close();
     }
   }

@@ -60,28 +60,45 @@ function checkJson(value, depth, seen) {
   seen.delete(value);
 }
 
+// Scratch space for encoding: a string is encoded into it behind its tag byte, then copied out
+// at its exact size (one allocation per value instead of two).
+const SCRATCH_BYTES = 64 * 1024;
+const scratch = new Uint8Array(SCRATCH_BYTES);
+const scratchAfterTag = scratch.subarray(1);
+
+/** `string` as UTF-8 behind the tag byte `first`. */
+function taggedUtf8(first, string) {
+  if (string.length * 3 < SCRATCH_BYTES) {
+    scratch[0] = first;
+    const { written } = encoder.encodeInto(string, scratchAfterTag);
+    return scratch.slice(0, written + 1);
+  }
+  return tagged(first, encoder.encode(string));
+}
+
+function tagged(first, payload) {
+  const out = new Uint8Array(payload.length + 1);
+  out[0] = first;
+  out.set(payload, 1);
+  return out;
+}
+
 /** Tagged value bytes for `value`, remembering whether the key was a string. */
 export function encodeValue(value, keyWasString) {
-  let tag;
-  let payload;
+  const flag = keyWasString ? KEY_WAS_STRING : 0;
+  let out;
   if (typeof value === "string") {
-    tag = TAG_STRING;
-    payload = encoder.encode(value);
+    out = taggedUtf8(TAG_STRING | flag, value);
   } else if (value instanceof Uint8Array) {
-    tag = TAG_BYTES;
-    payload = value;
+    out = tagged(TAG_BYTES | flag, value);
   } else {
     if (value === undefined) throw new TtlKvError("INVALID_ARGUMENT", "a value cannot be undefined");
     checkJson(value, 0, new Set());
-    tag = TAG_JSON;
-    payload = encoder.encode(JSON.stringify(value));
+    out = taggedUtf8(TAG_JSON | flag, JSON.stringify(value));
   }
-  if (payload.length > MAX_VALUE_BYTES) {
-    throw new TtlKvError("VALUE_TOO_LARGE", `value of ${payload.length} bytes exceeds ${MAX_VALUE_BYTES}`);
+  if (out.length - 1 > MAX_VALUE_BYTES) {
+    throw new TtlKvError("VALUE_TOO_LARGE", `value of ${out.length - 1} bytes exceeds ${MAX_VALUE_BYTES}`);
   }
-  const out = new Uint8Array(payload.length + 1);
-  out[0] = tag | (keyWasString ? KEY_WAS_STRING : 0);
-  out.set(payload, 1);
   return out;
 }
 

@@ -266,6 +266,10 @@ impl Inner {
             MergeCursor::open(self, Vec::new(), runs, &[], None, false, u64::MAX).await?;
         let mut outputs: Vec<BuiltSst> = Vec::new();
         let mut writer: Option<SstWriter> = None;
+        // Bytes written by this merge (finished outputs + the current writer) at which the host
+        // gets its next turn: the inputs may all be cached, so nothing else would ever wait.
+        let mut finished_bytes = 0usize;
+        let mut next_turn = self.options.work_slice_bytes;
         while let Some((key, versions)) = cursor.next_key(self).await? {
             let infos: Vec<VersionInfo> = versions.iter().map(|v| v.info()).collect();
             let data_key = parse_expiry_index_key(&key).map_or(key.as_slice(), |(_, k)| k);
@@ -295,9 +299,15 @@ impl Inner {
                 .as_ref()
                 .is_some_and(|w| w.bytes() >= self.options.sst_target_bytes)
             {
-                if let Some(built) = writer.take().and_then(SstWriter::finish) {
-                    outputs.push(built);
+                if let Some(full) = writer.take() {
+                    finished_bytes += full.bytes();
+                    outputs.extend(full.finish());
                 }
+            }
+            let written = finished_bytes + writer.as_ref().map_or(0, SstWriter::bytes);
+            if written >= next_turn {
+                next_turn = written + self.options.work_slice_bytes;
+                self.store.yield_now().await;
             }
         }
         if let Some(built) = writer.take().and_then(SstWriter::finish) {

@@ -362,6 +362,9 @@ fn validate_options(o: &DbOptions) -> Result<()> {
     if o.memtable_flush_bytes == 0 || o.memtable_stall_bytes < o.memtable_flush_bytes {
         return fail("memtable_flush_bytes must be > 0 and <= memtable_stall_bytes");
     }
+    if o.work_slice_bytes == 0 {
+        return fail("work_slice_bytes must be at least 1");
+    }
     if o.l0_compaction_trigger == 0 {
         return fail("l0_compaction_trigger must be at least 1");
     }

@@ -73,31 +73,50 @@ impl Inner {
 
     /// Write the oldest frozen memtable as an L0 SST and commit it.
     async fn flush_one(&self, table: &Rc<RefCell<Memtable>>, max_seq: u64) -> Result<()> {
-        // Build the SST (no await: the memtable is frozen and the SST id is ours under the lock).
-        let built = {
+        // The memtable is frozen and the SST id is ours under the manifest lock. Snapshots taken
+        // from here on read at a seq at or above every version in the table, so the newest
+        // version of each key (always kept) is all they need of it.
+        let (id, mut points) = {
             let st = self.state.borrow();
-            let id = st.manifest.next_sst_id;
-            let mut points = st.snapshot_seqs();
-            points.push(u64::MAX);
-            let memtable = table.borrow();
-            let mut writer = SstWriter::new(
-                id,
-                memtable.min_expire_at().is_some(),
-                self.options.page_size,
-                self.clock.now(),
-            );
-            for (key, versions) in memtable.iter() {
-                let versions: Vec<_> = versions.collect();
-                let infos: Vec<VersionInfo> = versions.iter().map(|v| v.info()).collect();
-                let needed = needed_by(&infos, &points);
-                for (v, keep) in versions.iter().zip(needed) {
-                    if keep {
-                        writer.add(&v.row(key))?;
+            (st.manifest.next_sst_id, st.snapshot_seqs())
+        };
+        points.push(u64::MAX);
+        let mut writer = SstWriter::new(
+            id,
+            table.borrow().min_expire_at().is_some(),
+            self.options.page_size,
+            self.clock.now(),
+        );
+        // Built in slices of `work_slice_bytes`, giving the host a turn in between; each slice
+        // resumes after the last key of the one before.
+        let mut resume_after: Option<Vec<u8>> = None;
+        loop {
+            let slice_end = writer.bytes() + self.options.work_slice_bytes;
+            let mut finished = true;
+            {
+                let memtable = table.borrow();
+                for (key, versions) in memtable.iter_after(resume_after.as_deref()) {
+                    let versions: Vec<_> = versions.collect();
+                    let infos: Vec<VersionInfo> = versions.iter().map(|v| v.info()).collect();
+                    let needed = needed_by(&infos, &points);
+                    for (v, keep) in versions.iter().zip(needed) {
+                        if keep {
+                            writer.add(&v.row(key))?;
+                        }
+                    }
+                    if writer.bytes() >= slice_end {
+                        resume_after = Some(key.to_vec());
+                        finished = false;
+                        break;
                     }
                 }
             }
-            writer.finish()
-        };
+            if finished {
+                break;
+            }
+            self.store.yield_now().await;
+        }
+        let built = writer.finish();
         let seed = self.clock.last_issued();
         self.commit_gated(
             |st| {

@@ -212,10 +212,15 @@ impl Memtable {
         }
     }
 
-    /// Every key with its versions newest first, in key order (what a flush writes).
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&[u8], impl Iterator<Item = &MemVersion>)> {
+    /// Every key after `after` (`None`: every key) with its versions newest first, in key order
+    /// (what a flush writes, one slice at a time).
+    pub(crate) fn iter_after(
+        &self,
+        after: Option<&[u8]>,
+    ) -> impl Iterator<Item = (&[u8], impl Iterator<Item = &MemVersion>)> {
+        let start = after.map_or(Bound::Unbounded, Bound::Excluded);
         self.map
-            .iter()
+            .range::<[u8], _>((start, Bound::Unbounded))
             .map(|(k, vs)| (k.as_slice(), vs.iter().rev()))
     }
 }

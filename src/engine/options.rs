@@ -50,6 +50,10 @@ pub struct DbOptions {
     /// Unverified pages are still bounds-checked on every access, so damage gives an error,
     /// never a panic.
     pub verify_data_pages: bool,
+    /// Long work (building a flush's SST, a compaction's merge) gives the host a turn
+    /// ([`PageStore::yield_now`](crate::store::PageStore::yield_now)) after producing about this
+    /// many bytes, so no single task of a browser tab runs for long. Must be > 0.
+    pub work_slice_bytes: usize,
     /// At most this many expiry-index entries are handled by one purge slice of the maintenance
     /// step (each slice is one atomic write).
     pub purge_slice_keys: usize,
@@ -81,6 +85,7 @@ impl Default for DbOptions {
             level_size_multiplier: 10,
             page_cache_bytes: 8 * 1024 * 1024,
             verify_data_pages: true,
+            work_slice_bytes: 256 * 1024,
             purge_slice_keys: 1_000,
             expiry_compaction_share: 0.5,
             periodic_compaction_ms: Some(24 * 60 * 60 * 1000),

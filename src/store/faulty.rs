@@ -16,7 +16,7 @@ use core::future::{ready, Future};
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
-use super::{Commit, ManifestRecord, PageId, PageKind, PageStore, StoreFuture};
+use super::{Commit, ManifestRecord, PageId, PageKind, PageStore, StoreFuture, YieldFuture};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Which operations a [`FaultyStore`] fails. Every count is 1-based and counted from the moment
@@ -262,6 +262,10 @@ impl<S: PageStore> PageStore for FaultyStore<S> {
 
     fn commit(&self, commit: Commit) -> StoreFuture<'_, ()> {
         self.guard(true, move |inner| inner.commit(commit))
+    }
+
+    fn yield_now(&self) -> YieldFuture<'_> {
+        self.shared.inner.yield_now()
     }
 }
 

@@ -16,7 +16,7 @@ use core::ops::RangeInclusive;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
-use super::{Commit, ManifestRecord, PageId, PageKind, PageStore, StoreFuture};
+use super::{Commit, ManifestRecord, PageId, PageKind, PageStore, StoreFuture, YieldFuture};
 use crate::error::{Error, ErrorKind, Result};
 
 /// A [`PageStore`] that keeps everything in memory.
@@ -69,6 +69,7 @@ struct Disk {
     latency: u32,
     page_reads: u64,
     commits: u64,
+    yields: u64,
 }
 
 impl MemoryStore {
@@ -129,12 +130,19 @@ impl MemoryStore {
         self.with_disk(|disk| disk.commits)
     }
 
-    /// Sets [`page_reads`](Self::page_reads) and [`commits`](Self::commits) back to 0; the data,
-    /// quota and latency stay.
+    /// Number of [`yield_now`](PageStore::yield_now) calls (turns given to the host during long
+    /// work), since creation or [`reset_counters`](Self::reset_counters).
+    pub fn yields(&self) -> u64 {
+        self.with_disk(|disk| disk.yields)
+    }
+
+    /// Sets [`page_reads`](Self::page_reads), [`commits`](Self::commits) and
+    /// [`yields`](Self::yields) back to 0; the data, quota and latency stay.
     pub fn reset_counters(&self) {
         self.with_disk(|disk| {
             disk.page_reads = 0;
             disk.commits = 0;
+            disk.yields = 0;
         });
     }
 
@@ -290,6 +298,16 @@ impl PageStore for MemoryStore {
 
     fn commit(&self, commit: Commit) -> StoreFuture<'_, ()> {
         self.operation(move |disk| disk.apply(commit))
+    }
+
+    /// With a latency set, a yield takes as many polls as any operation, so that other work
+    /// interleaves with a long flush or compaction as it would on IndexedDB.
+    fn yield_now(&self) -> YieldFuture<'_> {
+        let polls = self.with_disk(|disk| {
+            disk.yields = disk.yields.saturating_add(1);
+            disk.latency
+        });
+        Box::pin(Latency { remaining: polls })
     }
 }
 

@@ -139,6 +139,9 @@ impl Commit {
 /// `Send`, because in WebAssembly everything runs on one thread.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + 'a>>;
 
+/// The future of [`PageStore::yield_now`]: it cannot fail.
+pub type YieldFuture<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
+
 /// Where pages live: memory, IndexedDB, or anything a host plugs in.
 ///
 /// Contract (checked by [`conformance`]):
@@ -170,6 +173,14 @@ pub trait PageStore {
             Ok(pages)
         })
     }
+    /// Give the host a turn. Long engine work (building a flush's SST, a compaction's merge)
+    /// calls this after each [`DbOptions::work_slice_bytes`](crate::DbOptions::work_slice_bytes)
+    /// of output, so a host that runs the engine on its only thread (a browser tab) can handle
+    /// other tasks in between. Anything may happen while it is pending: reads, writes, other
+    /// commits. The default returns at once, for hosts that give the engine a thread of its own.
+    fn yield_now(&self) -> YieldFuture<'_> {
+        Box::pin(core::future::ready(()))
+    }
 }
 
 impl<S: PageStore + ?Sized> PageStore for alloc::rc::Rc<S> {
@@ -187,5 +198,8 @@ impl<S: PageStore + ?Sized> PageStore for alloc::rc::Rc<S> {
     }
     fn get_pages(&self, ids: Vec<PageId>) -> StoreFuture<'_, Vec<Option<Vec<u8>>>> {
         (**self).get_pages(ids)
+    }
+    fn yield_now(&self) -> YieldFuture<'_> {
+        (**self).yield_now()
     }
 }

@@ -45,6 +45,8 @@ pub fn small() -> DbOptions {
         level1_target_bytes: 256,
         level_size_multiplier: 2,
         page_cache_bytes: 1024,
+        // Flushes and compactions resume after a turn given to the host every few rows.
+        work_slice_bytes: 300,
         ..DbOptions::default()
     }
 }

@@ -114,6 +114,14 @@ fn expired_array(list: &[ExpiredEntry]) -> Array {
         .collect()
 }
 
+/// A batch op's key or value: a `Uint8Array` (read in place, copied once into the engine).
+fn op_bytes(value: JsValue, what: &str) -> JsResult<Vec<u8>> {
+    value
+        .dyn_into::<Uint8Array>()
+        .map(|bytes| bytes.to_vec())
+        .map_err(|_| invalid(&format!("a batch op's {what} must be a Uint8Array")))
+}
+
 fn promise<F, T>(future: F) -> Promise
 where
     F: core::future::Future<Output = JsResult<T>> + 'static,
@@ -366,10 +374,10 @@ impl WasmDb {
                 let op: Array = op
                     .dyn_into()
                     .map_err(|_| invalid("a batch op must be an array"))?;
-                let key = Uint8Array::new(&op.get(1)).to_vec();
+                let key = op_bytes(op.get(1), "key")?;
                 match op.get(0).as_f64() {
                     Some(0.0) => {
-                        let value = Uint8Array::new(&op.get(2)).to_vec();
+                        let value = op_bytes(op.get(2), "value")?;
                         let kind = op.get(3).as_f64().unwrap_or(0.0) as u8;
                         let options = PutOptions {
                             ttl: ttl_of(kind, op.get(4).as_f64().unwrap_or(f64::NAN))?,

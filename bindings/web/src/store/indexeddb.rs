@@ -38,12 +38,13 @@ use idb::{
     Database, Factory, KeyRange, ObjectStoreParams, Query, TransactionMode, TransactionResult,
 };
 use js_sys::{Object, Reflect, Uint8Array};
-use ttlkv::store::{Commit, ManifestRecord, PageId, PageKind, PageStore, StoreFuture};
+use ttlkv::store::{Commit, ManifestRecord, PageId, PageKind, PageStore, StoreFuture, YieldFuture};
 use ttlkv::{Error, ErrorKind, Result};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::error::remember_cause;
 
+use super::event_loop_turn::event_loop_turn;
 use super::page_key::{check_manifest_version, kind_prefix, page_ids_of_kind, page_key};
 
 /// The schema version of the IndexedDB database (its object stores), not of the page format.
@@ -391,5 +392,11 @@ impl PageStore for IndexedDbStore {
             check_manifest_version(&commit)?;
             self.apply(commit).await
         })
+    }
+
+    /// A browser tab runs the engine on its only thread: long work lets it handle input and
+    /// rendering in between.
+    fn yield_now(&self) -> YieldFuture<'_> {
+        Box::pin(event_loop_turn())
     }
 }

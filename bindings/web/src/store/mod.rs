@@ -3,6 +3,7 @@
 //! edge storage). Both key pages by the strings of [`page_key`].
 
 pub mod adapter;
+mod event_loop_turn;
 pub mod indexeddb;
 pub mod page_key;
 
