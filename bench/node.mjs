@@ -41,6 +41,12 @@ function memoryPeers(max) {
 /** 1. Session mix: `keys` sessions, `ops` operations, 95 % get / 5 % put, Zipf keys, ~1 KiB JSON. */
 export async function sessionMix({ keys, ops }, order) {
   const peers = memoryPeers(keys * 2);
+  // Not a peer but a ceiling: what any store costs that answers through a Promise and hands back
+  // a fresh copy of the value (as ttlkv does; lru-cache hands back the stored object itself).
+  peers["reference: async Map + JSON copy"] = async () => {
+    const m = new Map();
+    return { set: async (k, v) => void m.set(k, JSON.stringify(v)), get: async (k) => JSON.parse(m.get(k)), close() {} };
+  };
   const chosen = zipfIndexes(keys, ops, 42);
   const rows = [];
   for (const name of order(Object.keys(peers))) {
