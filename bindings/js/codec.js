@@ -61,7 +61,8 @@ function checkJson(value, depth, seen) {
 }
 
 // Scratch space for encoding: a string is encoded into it behind its tag byte, then copied out
-// at its exact size (one allocation per value instead of two).
+// at its exact size (one allocation per value instead of two). It is far smaller than
+// MAX_VALUE_BYTES, so only `tagged` has to check the size.
 const SCRATCH_BYTES = 64 * 1024;
 const scratch = new Uint8Array(SCRATCH_BYTES);
 const scratchAfterTag = scratch.subarray(1);
@@ -76,7 +77,11 @@ function taggedUtf8(first, string) {
   return tagged(first, encoder.encode(string));
 }
 
+/** `payload` behind the tag byte `first`; VALUE_TOO_LARGE (before any copy) if it is too long. */
 function tagged(first, payload) {
+  if (payload.length > MAX_VALUE_BYTES) {
+    throw new TtlKvError("VALUE_TOO_LARGE", `value of ${payload.length} bytes exceeds ${MAX_VALUE_BYTES}`);
+  }
   const out = new Uint8Array(payload.length + 1);
   out[0] = first;
   out.set(payload, 1);
@@ -86,20 +91,11 @@ function tagged(first, payload) {
 /** Tagged value bytes for `value`, remembering whether the key was a string. */
 export function encodeValue(value, keyWasString) {
   const flag = keyWasString ? KEY_WAS_STRING : 0;
-  let out;
-  if (typeof value === "string") {
-    out = taggedUtf8(TAG_STRING | flag, value);
-  } else if (value instanceof Uint8Array) {
-    out = tagged(TAG_BYTES | flag, value);
-  } else {
-    if (value === undefined) throw new TtlKvError("INVALID_ARGUMENT", "a value cannot be undefined");
-    checkJson(value, 0, new Set());
-    out = taggedUtf8(TAG_JSON | flag, JSON.stringify(value));
-  }
-  if (out.length - 1 > MAX_VALUE_BYTES) {
-    throw new TtlKvError("VALUE_TOO_LARGE", `value of ${out.length - 1} bytes exceeds ${MAX_VALUE_BYTES}`);
-  }
-  return out;
+  if (typeof value === "string") return taggedUtf8(TAG_STRING | flag, value);
+  if (value instanceof Uint8Array) return tagged(TAG_BYTES | flag, value);
+  if (value === undefined) throw new TtlKvError("INVALID_ARGUMENT", "a value cannot be undefined");
+  checkJson(value, 0, new Set());
+  return taggedUtf8(TAG_JSON | flag, JSON.stringify(value));
 }
 
 /** `{ value, keyWasString }` from tagged value bytes. */

@@ -21,6 +21,7 @@ use super::retention::{compaction_fates, ExpiryCutoff, Fate, VersionInfo};
 use super::sst_writer::{BuiltSst, SstWriter};
 use super::state::{Inner, State};
 use super::version::{sst_pages, SstHandle, Version};
+use super::work_slices::WorkSlices;
 use crate::error::Error;
 use crate::error::Result;
 use crate::format::RowRef;
@@ -266,10 +267,10 @@ impl Inner {
             MergeCursor::open(self, Vec::new(), runs, &[], None, false, u64::MAX).await?;
         let mut outputs: Vec<BuiltSst> = Vec::new();
         let mut writer: Option<SstWriter> = None;
-        // Bytes written by this merge (finished outputs + the current writer) at which the host
-        // gets its next turn: the inputs may all be cached, so nothing else would ever wait.
+        // The host gets turns by bytes written (finished outputs + the current writer): the
+        // inputs may all be cached, so nothing else would ever wait.
+        let mut slices = WorkSlices::new(self.options.work_slice_bytes);
         let mut finished_bytes = 0usize;
-        let mut next_turn = self.options.work_slice_bytes;
         while let Some((key, versions)) = cursor.next_key(self).await? {
             let infos: Vec<VersionInfo> = versions.iter().map(|v| v.info()).collect();
             let data_key = parse_expiry_index_key(&key).map_or(key.as_slice(), |(_, k)| k);
@@ -305,8 +306,7 @@ impl Inner {
                 }
             }
             let written = finished_bytes + writer.as_ref().map_or(0, SstWriter::bytes);
-            if written >= next_turn {
-                next_turn = written + self.options.work_slice_bytes;
+            if slices.turn_due(written) {
                 self.store.yield_now().await;
             }
         }

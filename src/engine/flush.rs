@@ -11,6 +11,7 @@ use super::retention::{needed_by, VersionInfo};
 use super::sst_writer::SstWriter;
 use super::state::{Frozen, Inner, State};
 use super::version::{SstHandle, Version};
+use super::work_slices::WorkSlices;
 use crate::error::Result;
 use crate::format::Manifest;
 use crate::store::{Commit, ManifestRecord, PageId};
@@ -87,11 +88,11 @@ impl Inner {
             self.options.page_size,
             self.clock.now(),
         );
-        // Built in slices of `work_slice_bytes`, giving the host a turn in between; each slice
-        // resumes after the last key of the one before.
+        // Built in slices, giving the host a turn in between (no borrow of the table is held
+        // then); each slice resumes after the last key of the one before.
+        let mut slices = WorkSlices::new(self.options.work_slice_bytes);
         let mut resume_after: Option<Vec<u8>> = None;
         loop {
-            let slice_end = writer.bytes() + self.options.work_slice_bytes;
             let mut finished = true;
             {
                 let memtable = table.borrow();
@@ -104,7 +105,7 @@ impl Inner {
                             writer.add(&v.row(key))?;
                         }
                     }
-                    if writer.bytes() >= slice_end {
+                    if slices.turn_due(writer.bytes()) {
                         resume_after = Some(key.to_vec());
                         finished = false;
                         break;

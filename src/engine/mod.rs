@@ -34,6 +34,7 @@ mod state;
 mod stats;
 mod version;
 mod wal;
+mod work_slices;
 mod write;
 
 pub use batch::{BatchOp, WriteBatch};

@@ -28,14 +28,25 @@ pub fn seal(buf: &mut Vec<u8>) {
 /// Errors (`Corruption`): "too short to hold a checksum" for fewer than 4 bytes, "checksum
 /// mismatch" when the stored and computed checksums differ.
 pub fn unseal(bytes: &[u8]) -> Result<&[u8]> {
-    let (body, stored) = bytes
-        .split_last_chunk::<CHECKSUM_LEN>()
-        .ok_or_else(|| Error::corruption("too short to hold a checksum"))?;
+    let (body, stored) = split_checksum(bytes)?;
     if u32::from_le_bytes(*stored) == crc32(body) {
         Ok(body)
     } else {
         Err(Error::corruption("checksum mismatch"))
     }
+}
+
+/// The body before the trailing checksum, which is not checked: for pages that never left this
+/// process (see `DataPage::decode_trusted`). "too short to hold a checksum" for fewer than 4
+/// bytes.
+pub fn unchecked_body(bytes: &[u8]) -> Result<&[u8]> {
+    split_checksum(bytes).map(|(body, _)| body)
+}
+
+fn split_checksum(bytes: &[u8]) -> Result<(&[u8], &[u8; CHECKSUM_LEN])> {
+    bytes
+        .split_last_chunk::<CHECKSUM_LEN>()
+        .ok_or_else(|| Error::corruption("too short to hold a checksum"))
 }
 
 #[cfg(test)]

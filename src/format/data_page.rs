@@ -15,10 +15,10 @@
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
-use super::checksum::{seal, unseal, CHECKSUM_LEN};
+use super::checksum::{seal, unchecked_body, unseal, CHECKSUM_LEN};
 use super::codec::{put_u16, put_u32, put_u8, Reader};
 use super::row::{decode_row, encode_row, row_order, RowFeatures, RowRef};
-use super::{read_version_byte, FORMAT_VERSION_BYTE};
+use super::{open_body, read_version_byte, FORMAT_VERSION_BYTE};
 use crate::error::{Error, Result};
 
 /// The first four bytes of every data page.
@@ -139,17 +139,9 @@ struct Layout {
     rows_end: usize,
 }
 
-/// The header of a page whose checksum is not checked (see [`DataPage::decode_trusted`]).
-fn read_layout(bytes: &[u8]) -> Result<Layout> {
-    let body = bytes
-        .len()
-        .checked_sub(CHECKSUM_LEN)
-        .and_then(|len| bytes.get(..len))
-        .ok_or_else(|| Error::corruption("too short to hold a checksum"))?;
-    let mut r = Reader::new(body);
-    if r.array::<4>("magic")? != DATA_PAGE_MAGIC {
-        return Err(Error::corruption("bad magic"));
-    }
+/// The header of a page's `body` (its bytes before the checksum) and where its offsets begin.
+fn read_layout(body: &[u8]) -> Result<Layout> {
+    let mut r = open_body(body, DATA_PAGE_MAGIC)?;
     read_version_byte(&mut r)?;
     let features = RowFeatures::from_bits(r.u8("row features")?)?;
     r.zeros::<2>("reserved bytes")?;
@@ -166,9 +158,10 @@ fn read_layout(bytes: &[u8]) -> Result<Layout> {
     })
 }
 
+/// The checksum, the header, then every row and the order of the rows.
 fn verify(bytes: &[u8]) -> Result<Layout> {
     let body = unseal(bytes)?;
-    let layout = read_layout(bytes)?;
+    let layout = read_layout(body)?;
     let (rows, offsets) = body
         .get(HEADER_LEN..)
         .and_then(|after_header| after_header.split_at_checked(layout.rows_end - HEADER_LEN))
@@ -220,7 +213,9 @@ impl DataPage {
     /// else can change. Accessors stay bounds-checked, so a damaged page still gives `Corruption`
     /// (or wrong rows), never a panic.
     pub fn decode_trusted(bytes: Vec<u8>) -> Result<DataPage> {
-        let layout = read_layout(&bytes).map_err(|e| e.context("data page"))?;
+        let layout = unchecked_body(&bytes)
+            .and_then(read_layout)
+            .map_err(|e| e.context("data page"))?;
         Ok(DataPage {
             bytes,
             features: layout.features,

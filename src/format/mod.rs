@@ -50,7 +50,13 @@ const _: () = assert!(FORMAT_VERSION_BYTE as u32 == FORMAT_VERSION);
 /// The start of every page decoder: verify the trailing checksum of `bytes`, then the `magic` they
 /// begin with. The reader continues after the magic and stops before the checksum.
 fn open_page(bytes: &[u8], magic: [u8; 4]) -> Result<Reader<'_>> {
-    let mut r = Reader::new(unseal(bytes)?);
+    open_body(unseal(bytes)?, magic)
+}
+
+/// A reader of a page's `body` (the bytes before its checksum), after the `magic` it must begin
+/// with.
+fn open_body(body: &[u8], magic: [u8; 4]) -> Result<Reader<'_>> {
+    let mut r = Reader::new(body);
     if r.array::<4>("magic")? == magic {
         Ok(r)
     } else {

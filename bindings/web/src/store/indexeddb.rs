@@ -12,12 +12,12 @@
 //! When the manifest's answer arrives, while the transaction is still active, its version is
 //! compared with the commit's precondition, and a mismatch aborts the transaction (so the check
 //! and the writes are one atomic step: a writer that lost its role is fenced, nothing of it
-//! lands). Then the store waits for the transaction's `complete`. A big commit issues its requests in slices of about 1 MiB, waiting for the last
-//! request of each slice before the next, so no single task holds the page for long. Nothing but
-//! IndexedDB requests is awaited while the transaction is open, so it never auto-commits
-//! half-way. A transaction that aborts leaves the database as it was; the
-//! cause is read from `IDBTransaction.error` and mapped: `QuotaExceededError` →
-//! `QUOTA_EXCEEDED`, anything else → `STORAGE`.
+//! lands). Then the store waits for the transaction's `complete`. A big commit issues its
+//! requests in slices of about 1 MiB, waiting for the last request of each slice before the next,
+//! so no single task holds the page for long. Nothing but IndexedDB requests is awaited while the
+//! transaction is open, so it never auto-commits half-way. A transaction that aborts leaves the
+//! database as it was; the cause is read from `IDBTransaction.error` and mapped:
+//! `QuotaExceededError` → `QUOTA_EXCEEDED`, anything else → `STORAGE`.
 //!
 //! When another context deletes or upgrades the database (`destroy()` in another tab, "clear site
 //! data"), this connection closes itself at once instead of blocking it, and every later call
