@@ -77,11 +77,13 @@ function taggedUtf8(first, string) {
   return tagged(first, encoder.encode(string));
 }
 
+function tooLarge(bytes) {
+  throw new TtlKvError("VALUE_TOO_LARGE", `value of ${bytes} bytes exceeds ${MAX_VALUE_BYTES}`);
+}
+
 /** `payload` behind the tag byte `first`; VALUE_TOO_LARGE (before any copy) if it is too long. */
 function tagged(first, payload) {
-  if (payload.length > MAX_VALUE_BYTES) {
-    throw new TtlKvError("VALUE_TOO_LARGE", `value of ${payload.length} bytes exceeds ${MAX_VALUE_BYTES}`);
-  }
+  if (payload.length > MAX_VALUE_BYTES) tooLarge(payload.length);
   const out = new Uint8Array(payload.length + 1);
   out[0] = first;
   out.set(payload, 1);
@@ -96,6 +98,133 @@ export function encodeValue(value, keyWasString) {
   if (value === undefined) throw new TtlKvError("INVALID_ARGUMENT", "a value cannot be undefined");
   checkJson(value, 0, new Set());
   return taggedUtf8(TAG_JSON | flag, JSON.stringify(value));
+}
+
+// A batch crosses into the engine as one buffer: every op's key bytes, then (for a put) its
+// tagged value bytes, back to back, with six numbers per op beside them in a Float64Array:
+// [type (0 put, 1 delete), key length, value length, TTL kind, TTL argument, condition].
+// One copy into WebAssembly memory per batch instead of two typed arrays per op.
+export const PACKED_OP_FIELDS = 6;
+
+/** Builds the packed form of a batch, one op at a time (see above). */
+export class PackedBatch {
+  #bytes;
+  #length = 0;
+  #meta;
+  #ops = 0;
+  #pendingKey = 0;
+  #pendingKeyWasString = false;
+
+  constructor(opCount) {
+    this.#bytes = new Uint8Array(Math.max(256, opCount * 128));
+    this.#meta = new Float64Array(opCount * PACKED_OP_FIELDS);
+  }
+
+  /** Room for `extra` more bytes. */
+  #reserve(extra) {
+    const needed = this.#length + extra;
+    if (needed <= this.#bytes.length) return;
+    const grown = new Uint8Array(Math.max(needed, this.#bytes.length * 2));
+    grown.set(this.#bytes.subarray(0, this.#length));
+    this.#bytes = grown;
+  }
+
+  /** Appends `string` as UTF-8; returns its byte length. */
+  #utf8(string) {
+    this.#reserve(string.length * 3);
+    const bytes = this.#bytes;
+    const start = this.#length;
+    // ASCII is copied unit by unit: for short strings that beats `encodeInto` and the view it needs.
+    let i = 0;
+    for (; i < string.length; i++) {
+      const unit = string.charCodeAt(i);
+      if (unit >= 0x80) break;
+      bytes[start + i] = unit;
+    }
+    let written = i;
+    if (i < string.length) written += encoder.encodeInto(string.slice(i), bytes.subarray(start + i)).written;
+    this.#length += written;
+    return written;
+  }
+
+  /** Appends `bytes`; returns their length. */
+  #append(bytes) {
+    this.#reserve(bytes.length);
+    this.#bytes.set(bytes, this.#length);
+    this.#length += bytes.length;
+    return bytes.length;
+  }
+
+  /** Appends the key's bytes; returns their length. Same errors as `encodeKey`. */
+  #key(key) {
+    // Bytes, or a string too long whatever it holds: checked whole before anything is copied.
+    if (typeof key !== "string" || key.length > MAX_KEY_BYTES) return this.#append(encodeKey(key));
+    const length = this.#utf8(key);
+    if (length === 0) throw new TtlKvError("INVALID_ARGUMENT", "a key must be at least 1 byte");
+    if (length > MAX_KEY_BYTES) throw new TtlKvError("KEY_TOO_LARGE", `key of ${length} bytes exceeds ${MAX_KEY_BYTES}`);
+    return length;
+  }
+
+  /** Appends `value` behind its tag byte; returns the tagged length. Same errors as `encodeValue`. */
+  #value(value, keyWasString) {
+    const flag = keyWasString ? KEY_WAS_STRING : 0;
+    let tag;
+    let string;
+    if (typeof value === "string") [tag, string] = [TAG_STRING, value];
+    else if (value instanceof Uint8Array) {
+      if (value.length > MAX_VALUE_BYTES) tooLarge(value.length);
+      this.#reserve(1);
+      this.#bytes[this.#length++] = TAG_BYTES | flag;
+      return this.#append(value) + 1;
+    } else {
+      if (value === undefined) throw new TtlKvError("INVALID_ARGUMENT", "a value cannot be undefined");
+      checkJson(value, 0, new Set());
+      [tag, string] = [TAG_JSON, JSON.stringify(value)];
+    }
+    // Every UTF-16 unit is at least one UTF-8 byte: this string is too long whatever it holds.
+    if (string.length > MAX_VALUE_BYTES) tooLarge(encoder.encode(string).length);
+    this.#reserve(1);
+    this.#bytes[this.#length++] = tag | flag;
+    const written = this.#utf8(string);
+    if (written > MAX_VALUE_BYTES) tooLarge(written);
+    return written + 1;
+  }
+
+  /**
+   * Starts the next op with its key (same errors as `encodeKey`); `put` or `delete` completes it.
+   * The key comes first so that a bad key is reported before bad options, as for every other call.
+   */
+  key(key) {
+    this.#pendingKey = this.#key(key);
+    this.#pendingKeyWasString = typeof key === "string";
+  }
+
+  /** Completes the op as a put: `ttlKind`, `ttlArg` and `condition` as the engine's `put` takes them. */
+  put(value, ttlKind, ttlArg, condition) {
+    const valueLength = this.#value(value, this.#pendingKeyWasString);
+    this.#op(0, valueLength, ttlKind, ttlArg, condition);
+  }
+
+  /** Completes the op as a delete. */
+  delete() {
+    this.#op(1, 0, 0, 0, 0);
+  }
+
+  #op(type, valueLength, ttlKind, ttlArg, condition) {
+    const meta = this.#meta;
+    const at = this.#ops++ * PACKED_OP_FIELDS;
+    meta[at] = type;
+    meta[at + 1] = this.#pendingKey;
+    meta[at + 2] = valueLength;
+    meta[at + 3] = ttlKind;
+    meta[at + 4] = ttlArg;
+    meta[at + 5] = condition;
+  }
+
+  /** `[bytes, meta]`: the arguments of the engine's `batch`. */
+  finish() {
+    return [this.#bytes.subarray(0, this.#length), this.#meta.subarray(0, this.#ops * PACKED_OP_FIELDS)];
+  }
 }
 
 /** `{ value, keyWasString }` from tagged value bytes. */

@@ -8,7 +8,7 @@
 // TtlKvError with a code (API.md).
 
 import { TtlKvError, CODES } from "./errors.js";
-import { encodeKey, decodeKey, encodeValue, decodeValue } from "./codec.js";
+import { encodeKey, decodeKey, encodeValue, decodeValue, PackedBatch } from "./codec.js";
 import { engine, asTtlKvError, LocalEndpoint } from "./engine.js";
 import { Tabs, tabsSupported } from "./tabs.js";
 import { takeLease } from "./lease.js";
@@ -393,21 +393,22 @@ class Db {
 
   async batch(ops) {
     if (!Array.isArray(ops)) throw invalid("batch takes an array of operations");
-    const encoded = ops.map((op) => {
+    const packed = new PackedBatch(ops.length);
+    for (const op of ops) {
       if (op === null || typeof op !== "object") throw invalid("a batch operation must be an object");
-      const k = encodeKey(op.key);
+      packed.key(op.key);
       if (op.type === "put") {
         const { type, key, value, ...putOpts } = op;
         const [kind, arg, cond] = putArgs(putOpts);
-        return [0, k, encodeValue(value, typeof key === "string"), kind, arg, cond];
-      }
-      if (op.type === "delete") {
+        packed.put(value, kind, arg, cond);
+      } else if (op.type === "delete") {
         checkKnown(op, ["type", "key"], "delete");
-        return [1, k];
+        packed.delete();
+      } else {
+        throw invalid(`unknown batch operation type ${JSON.stringify(op.type)}`);
       }
-      throw invalid(`unknown batch operation type ${JSON.stringify(op.type)}`);
-    });
-    const ok = await this.#call("batch", [encoded]);
+    }
+    const ok = await this.#call("batch", packed.finish());
     if (!ok) throw new TtlKvError("INVALID_ARGUMENT", "a condition in the batch failed; nothing was written");
   }
 

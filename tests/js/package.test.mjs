@@ -192,6 +192,85 @@ test("batch is atomic: a failed condition writes nothing", async () => {
   assert.equal(await db.get("a"), 1);
 });
 
+test("a batch keeps every key and value as given: non-ASCII, bytes, JSON, deletes, large values", async () => {
+  const { db } = await fresh();
+  await db.put("gone", "soon");
+  const big = "é".repeat(200_000); // 400 KB of UTF-8: more than the batch's first buffer
+  const ops = [
+    { type: "put", key: "ascii", value: "plain" },
+    { type: "put", key: "clé 🔑", value: "valeur ☃ 🎉" },
+    { type: "put", key: new Uint8Array([0, 255, 7]), value: new Uint8Array([1, 2, 3]) },
+    { type: "put", key: "json", value: JSON.parse('{"a":[1,"ü",null],"__proto__":{"b":true}}') },
+    { type: "put", key: "empty", value: "" },
+    { type: "put", key: "big", value: big, ttlMs: 60_000 },
+    { type: "delete", key: "gone" },
+    { type: "put", key: "k".repeat(4096), value: new Uint8Array(0) },
+  ];
+  await db.batch(ops);
+  assert.equal(await db.get("ascii"), "plain");
+  assert.equal(await db.get("clé 🔑"), "valeur ☃ 🎉");
+  assert.deepEqual(await db.get(new Uint8Array([0, 255, 7])), new Uint8Array([1, 2, 3]));
+  assert.deepEqual(await db.get("json"), JSON.parse('{"a":[1,"ü",null],"__proto__":{"b":true}}'));
+  assert.equal(await db.get("empty"), "");
+  assert.equal(await db.get("big"), big);
+  assert.equal(await db.ttl("big"), 60_000);
+  assert.equal(await db.get("gone"), undefined);
+  assert.deepEqual(await db.get("k".repeat(4096)), new Uint8Array(0));
+  // A key given as a string comes back as one from a scan; bytes stay bytes.
+  const keys = [];
+  for await (const e of db.scan()) keys.push(e.key);
+  assert.ok(keys.includes("clé 🔑"));
+  assert.ok(keys.some((k) => k instanceof Uint8Array && k.length === 3));
+});
+
+test("a bad op anywhere in a batch is its error code, and nothing of the batch is written", async () => {
+  const { db } = await fresh();
+  const ok = { type: "put", key: "first", value: "x" };
+  const cases = [
+    [{ type: "put", key: "", value: 1 }, "INVALID_ARGUMENT"],
+    [{ type: "put", key: "é".repeat(2049), value: 1 }, "KEY_TOO_LARGE"],
+    [{ type: "put", key: new Uint8Array(4097), value: 1 }, "KEY_TOO_LARGE"],
+    [{ type: "delete", key: 42 }, "INVALID_ARGUMENT"],
+    [{ type: "put", key: "k", value: undefined }, "INVALID_ARGUMENT"],
+    [{ type: "put", key: "k", value: new Uint8Array(16 * 1024 * 1024 + 1) }, "VALUE_TOO_LARGE"],
+    [{ type: "put", key: "k", value: "é".repeat(8 * 1024 * 1024) + "x" }, "VALUE_TOO_LARGE"],
+    [{ type: "put", key: "k", value: "x".repeat(16 * 1024 * 1024 + 1) }, "VALUE_TOO_LARGE"],
+    [{ type: "put", key: "k", value: 1, ttlMs: 0 }, "INVALID_ARGUMENT"],
+    [{ type: "upsert", key: "k", value: 1 }, "INVALID_ARGUMENT"],
+    [{ type: "upsert", key: "" }, "INVALID_ARGUMENT"],
+  ];
+  for (const [bad, code] of cases) {
+    await rejects(db.batch([ok, bad, ok]), code).catch((e) => assert.fail(`${JSON.stringify(bad).slice(0, 80)}: ${e.message}`));
+  }
+  assert.equal(await db.get("first"), undefined);
+});
+
+test("the engine refuses a packed batch whose op table does not add up, and stays usable", async () => {
+  await fresh(); // loads the engine
+  const entry = import.meta.resolve(process.env.TTLKV_PACKAGE ?? "../../bindings/js/index.js");
+  const wasm = await import(new URL("./pkg/ttlkv_web.js", entry).href);
+  const raw = await wasm.openDb("packed-raw", "memory", { durability: "durable" });
+  const bytes = new TextEncoder().encode("keyvalue");
+  const cases = [
+    [[0, 3, 5, 0, 0]], // not six numbers per op
+    [[0, 3, 6, 0, 0, 0]], // value runs past the bytes
+    [[0, -1, 5, 0, 0, 0]],
+    [[0, 1.5, 5, 0, 0, 0]],
+    [[0, NaN, 5, 0, 0, 0]],
+    [[0, 2 ** 60, 5, 0, 0, 0]],
+    [[0, 3, 4, 0, 0, 0]], // a byte no op accounts for
+    [[7, 3, 5, 0, 0, 0]], // unknown op type
+    [[0, 3, 5, 9, 0, 0]], // unknown TTL kind
+    [[0, 3, 5, 2, -5, 0]], // ttlMs must be > 0
+    [[0, 3, 5, 0, 0, 3]], // unknown condition
+  ];
+  for (const [ops] of cases) await rejects(raw.batch(bytes, new Float64Array(ops)), "INVALID_ARGUMENT");
+  assert.equal(await raw.get(new TextEncoder().encode("key")), undefined);
+  assert.equal(await raw.batch(bytes, new Float64Array([0, 3, 5, 0, 0, 0])), true);
+  assert.deepEqual(await raw.get(new TextEncoder().encode("key")), new TextEncoder().encode("value"));
+  await rejects(raw.batch(new Uint8Array(0), new Float64Array([0, 0, 0, 0, 0, 0])), "INVALID_ARGUMENT");
+});
+
 test("snapshots read at their own time, expiry included", async () => {
   const { db, clock } = await fresh();
   await db.put("k", "v", { ttlMs: 100 });

@@ -13,7 +13,6 @@ use ttlkv::store::MemoryStore;
 use ttlkv::{
     Db, DbOptions, Durability, Entry, ExpireCondition, ExpiredEntry, GetExOptions,
     NamespaceOptions, PutCondition, PutOptions, Replacement, ScanOptions, Snapshot, Ttl,
-    WriteBatch,
 };
 use wasm_bindgen::prelude::*;
 
@@ -26,6 +25,8 @@ thread_local! {
     /// In-memory databases by name: the same name reopens the same data until `destroy`.
     static MEMORY: RefCell<BTreeMap<String, MemoryStore>> = const { RefCell::new(BTreeMap::new()) };
 }
+
+mod packed_batch;
 
 type JsResult<T> = Result<T, JsValue>;
 
@@ -112,14 +113,6 @@ fn expired_array(list: &[ExpiredEntry]) -> Array {
             JsValue::from(a)
         })
         .collect()
-}
-
-/// A batch op's key or value: a `Uint8Array` (read in place, copied once into the engine).
-fn op_bytes(value: JsValue, what: &str) -> JsResult<Vec<u8>> {
-    value
-        .dyn_into::<Uint8Array>()
-        .map(|bytes| bytes.to_vec())
-        .map_err(|_| invalid(&format!("a batch op's {what} must be a Uint8Array")))
 }
 
 fn promise<F, T>(future: F) -> Promise
@@ -364,35 +357,12 @@ impl WasmDb {
         })
     }
 
-    /// `batch(ops)` → `Promise<boolean>`; each op `[0, key, value, ttlKind, ttlArg, condition]`
-    /// (put) or `[1, key]` (delete). `false`: a condition failed and nothing was written.
-    pub fn batch(&self, ops: Array) -> Promise {
+    /// `batch(bytes, ops)` → `Promise<boolean>`: a batch in its packed form (see
+    /// [`packed_batch`]). `false`: a condition failed and nothing was written.
+    pub fn batch(&self, bytes: &[u8], ops: &[f64]) -> Promise {
         let db = self.db.clone();
-        promise(async move {
-            let mut batch = WriteBatch::new();
-            for op in ops.iter() {
-                let op: Array = op
-                    .dyn_into()
-                    .map_err(|_| invalid("a batch op must be an array"))?;
-                let key = op_bytes(op.get(1), "key")?;
-                match op.get(0).as_f64() {
-                    Some(0.0) => {
-                        let value = op_bytes(op.get(2), "value")?;
-                        let kind = op.get(3).as_f64().unwrap_or(0.0) as u8;
-                        let options = PutOptions {
-                            ttl: ttl_of(kind, op.get(4).as_f64().unwrap_or(f64::NAN))?,
-                            condition: condition_of(op.get(5).as_f64().unwrap_or(0.0) as u8)?,
-                        };
-                        batch.put_with_options(&key, &value, options);
-                    }
-                    Some(1.0) => {
-                        batch.delete(&key);
-                    }
-                    _ => return Err(invalid("unknown batch op type")),
-                }
-            }
-            Ok(JsValue::from_bool(db.write(batch).await.map_err(fail)?))
-        })
+        let batch = packed_batch::unpack(bytes, ops);
+        promise(async move { Ok(JsValue::from_bool(db.write(batch?).await.map_err(fail)?)) })
     }
 
     /// `namespace(name, hasOptions, defaultTtlMs (NaN = none), maxTtlMs (NaN = none))` →
