@@ -15,6 +15,7 @@ mod commit;
 mod compaction;
 mod db;
 mod flush;
+pub(crate) mod join;
 mod keys;
 mod maintenance;
 mod memtable;

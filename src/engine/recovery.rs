@@ -1,13 +1,14 @@
-//! Opening a database: read the manifest, load every SST's metadata, replay the WAL pages not yet
-//! flushed into a memtable, seed the clock, and take the writer role by committing a manifest with
-//! a higher `writer_epoch` (which fences any previous writer). Pages a crash left unreferenced are
-//! deleted in that same commit.
+//! Opening a database: take the writer role first, by committing the manifest back with a higher
+//! `writer_epoch` (which fences any previous writer) and the clock seed; then load every SST's
+//! metadata and replay the WAL pages not yet flushed into a memtable. Pages a crash left
+//! unreferenced are deleted in one more commit, made only when there are some.
 
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::RefCell;
 
+use super::join::join;
 use super::memtable::{MemVersion, Memtable};
 use super::notify::AsyncLock;
 use super::options::DbOptions;
@@ -16,19 +17,30 @@ use super::state::{Inner, State};
 use super::version::{sst_pages, SstHandle, Version};
 use super::wal::WalState;
 use crate::clock::{Clock, MonotonicClock};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::format::{decode_wal_page, Manifest, SstMeta};
 use crate::store::{Commit, ManifestRecord, PageId, PageKind, PageStore};
 
-impl Inner {
-    /// Open (or create) the database in `store`.
-    pub(crate) async fn open(
-        store: Rc<dyn PageStore>,
-        clock: Rc<dyn Clock>,
-        options: DbOptions,
-    ) -> Result<Inner> {
+/// How often an open reads the manifest again after another writer's commit beat its own.
+const ROLE_ATTEMPTS: u32 = 8;
+
+/// The manifest as committed by [`take_writer_role`], and its version.
+struct Role {
+    manifest: Manifest,
+    version: u64,
+}
+
+/// Take the writer role: commit the manifest back with a higher `writer_epoch` and the clock
+/// seed. From that commit on, every commit of an earlier writer fails with `Fenced`, so what the
+/// open reads *after* it is everything any writer ever acknowledged. (Read before it, a WAL page
+/// an earlier writer was still committing could be missed, and its acknowledged writes lost.)
+/// If an earlier writer's manifest commit lands between the read and this commit, this commit
+/// is the one fenced: read the manifest again and retry.
+async fn take_writer_role(store: &dyn PageStore, clock: &MonotonicClock) -> Result<Role> {
+    let mut attempt = 1;
+    loop {
         let record = store.read_manifest().await?;
-        let (manifest, expected_version) = match &record {
+        let (mut manifest, expected_version) = match &record {
             Some(r) => (
                 Manifest::decode(&r.bytes).map_err(|e| e.context("manifest"))?,
                 r.version,
@@ -44,15 +56,56 @@ impl Inner {
                 0,
             ),
         };
+        manifest.writer_epoch += 1;
+        clock.observe(manifest.clock_seed);
+        manifest.clock_seed = clock.now();
+        let version = expected_version + 1;
+        let committed = store
+            .commit(Commit {
+                expected_manifest_version: expected_version,
+                manifest: Some(ManifestRecord {
+                    version,
+                    bytes: manifest.encode(),
+                }),
+                puts: Vec::new(),
+                deletes: Vec::new(),
+            })
+            .await;
+        match committed {
+            Ok(()) => return Ok(Role { manifest, version }),
+            Err(e) if e.kind() == ErrorKind::Fenced && attempt < ROLE_ATTEMPTS => attempt += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
 
-        // The tree: every SST's metadata page, read in one round trip.
+impl Inner {
+    /// Open (or create) the database in `store`.
+    pub(crate) async fn open(
+        store: Rc<dyn PageStore>,
+        clock: Rc<dyn Clock>,
+        options: DbOptions,
+    ) -> Result<Inner> {
+        let clock = MonotonicClock::new(clock, i64::MIN);
+        let Role { manifest, version } = take_writer_role(&*store, &clock).await?;
+
+        // Everything else is read at once: every SST's metadata page (one round trip), and the
+        // listings of WAL pages and of SST metadata pages.
         let meta_ids: Vec<PageId> = manifest
             .levels
             .iter()
             .flatten()
             .map(|&id| PageId::sst_meta(id))
             .collect();
-        let mut metas = store.get_pages(meta_ids).await?.into_iter();
+        let (metas, (wal_pages, meta_pages)) = join(
+            store.get_pages(meta_ids),
+            join(
+                store.list_pages(PageKind::Wal),
+                store.list_pages(PageKind::SstMeta),
+            ),
+        )
+        .await;
+        let mut metas = metas?.into_iter();
         let mut levels = Vec::with_capacity(manifest.levels.len());
         let mut referenced = BTreeSet::new();
         for ids in &manifest.levels {
@@ -76,29 +129,27 @@ impl Inner {
             levels.push(Vec::new());
         }
 
-        // The WAL: every page not flushed yet, oldest first.
+        // The WAL: every page not flushed yet (read in one round trip), oldest first.
         let mut memtable = Memtable::default();
         let mut segments = BTreeMap::new();
         let mut last_seq = manifest.flushed_seq;
-        let mut max_ts = manifest.clock_seed;
-        let mut stale_wal = Vec::new();
         let mut next_segment = manifest.wal_first.max(1);
-        for page in store.list_pages(PageKind::Wal).await? {
-            next_segment = next_segment.max(page.file + 1);
-            if page.file < manifest.wal_first {
-                stale_wal.push(page);
-                continue;
-            }
-            let bytes = store
-                .get_page(page)
-                .await?
-                .ok_or_else(|| Error::corruption("listed but missing").context(page))?;
+        let (stale_wal, live_wal): (Vec<PageId>, Vec<PageId>) = wal_pages?
+            .into_iter()
+            .partition(|page| page.file < manifest.wal_first);
+        if let Some(last) = stale_wal.iter().chain(&live_wal).map(|p| p.file).max() {
+            next_segment = next_segment.max(last + 1);
+        }
+        let wal_bytes = store.get_pages(live_wal.clone()).await?;
+        for (page, bytes) in live_wal.into_iter().zip(wal_bytes) {
+            let bytes =
+                bytes.ok_or_else(|| Error::corruption("listed but missing").context(page))?;
             let batches = decode_wal_page(&bytes).map_err(|e| e.context(page))?;
             let mut page_max_seq = 0;
             for batch in batches {
                 for row in batch {
                     page_max_seq = page_max_seq.max(row.seq);
-                    max_ts = max_ts.max(row.ts);
+                    clock.observe(row.ts);
                     if row.seq <= manifest.flushed_seq {
                         continue;
                     }
@@ -120,9 +171,7 @@ impl Inner {
         // unreferenced SST always still has that page, which says how many data pages it has;
         // the data pages are listed (every one of them) only if such a page cannot be read.
         let mut orphans = stale_wal;
-        let orphan_metas: Vec<PageId> = store
-            .list_pages(PageKind::SstMeta)
-            .await?
+        let orphan_metas: Vec<PageId> = meta_pages?
             .into_iter()
             .filter(|page| !referenced.contains(&page.file))
             .collect();
@@ -147,23 +196,17 @@ impl Inner {
                 orphans.dedup();
             }
         }
-
-        let clock = MonotonicClock::new(clock, max_ts);
-        let mut manifest = manifest;
-        manifest.writer_epoch += 1;
-        manifest.clock_seed = clock.now();
-        let version = expected_version + 1;
-        store
-            .commit(Commit {
-                expected_manifest_version: expected_version,
-                manifest: Some(ManifestRecord {
-                    version,
-                    bytes: manifest.encode(),
-                }),
-                puts: Vec::new(),
-                deletes: orphans,
-            })
-            .await?;
+        // Usually there are none (a clean history leaves nothing behind): no commit then.
+        if !orphans.is_empty() {
+            store
+                .commit(Commit {
+                    expected_manifest_version: version,
+                    manifest: None,
+                    puts: Vec::new(),
+                    deletes: orphans,
+                })
+                .await?;
+        }
 
         let state = State {
             closed: false,

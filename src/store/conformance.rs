@@ -22,11 +22,9 @@
 use alloc::format;
 use alloc::vec;
 use alloc::vec::Vec;
-use core::future::{poll_fn, Future};
-use core::pin::pin;
-use core::task::Poll;
 
 use super::{Commit, ManifestRecord, PageId, PageKind, PageStore};
+use crate::engine::join::join;
 use crate::error::ErrorKind;
 
 /// Declares the behaviours once, so that [`BEHAVIOURS`] and [`run_all`] cannot drift apart.
@@ -855,31 +853,4 @@ fn bytes(seed: u64, len: usize) -> Vec<u8> {
             (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 56) as u8
         })
         .collect()
-}
-
-/// Polls both futures until both complete, so their operations are in flight at the same time.
-async fn join<A: Future, B: Future>(a: A, b: B) -> (A::Output, B::Output) {
-    let (mut a, mut b) = (pin!(a), pin!(b));
-    let (mut out_a, mut out_b) = (None, None);
-    poll_fn(move |cx| {
-        if out_a.is_none() {
-            if let Poll::Ready(v) = a.as_mut().poll(cx) {
-                out_a = Some(v);
-            }
-        }
-        if out_b.is_none() {
-            if let Poll::Ready(v) = b.as_mut().poll(cx) {
-                out_b = Some(v);
-            }
-        }
-        match (out_a.take(), out_b.take()) {
-            (Some(x), Some(y)) => Poll::Ready((x, y)),
-            (x, y) => {
-                out_a = x;
-                out_b = y;
-                Poll::Pending
-            }
-        }
-    })
-    .await
 }
