@@ -357,8 +357,9 @@ impl WasmDb {
         })
     }
 
-    /// `batch(bytes, ops)` → `Promise<boolean>`: a batch in its packed form (see
-    /// [`packed_batch`]). `false`: a condition failed and nothing was written.
+    /// `batch(bytes, ops)` → `Promise<boolean>`: a batch in its packed form (one buffer of key
+    /// and value bytes, six numbers per op: `api/packed_batch.rs`). `false`: a condition failed
+    /// and nothing was written.
     pub fn batch(&self, bytes: &[u8], ops: &[f64]) -> Promise {
         let db = self.db.clone();
         let batch = packed_batch::unpack(bytes, ops);
