@@ -193,6 +193,9 @@ class Snapshot {
   }
 }
 
+/** How long past its time a maintenance timer may wait before its step starts without it. */
+const STARVED_MS = 50;
+
 /**
  * What every handle of one open database shares: where its calls run (`endpoint`: this context's
  * engine, or the writer tab's through `tabs`), its expire listeners, and — while this context
@@ -251,10 +254,21 @@ class Shared {
     }
   }
 
-  /** Arm the one maintenance timer for the engine's next wake-up. */
+  /**
+   * Arm the one maintenance timer for the engine's next wake-up. Called after every call: an app
+   * that never yields to the timer queue (a loop of awaited calls on memory storage resolves in
+   * microtasks alone) would starve the timer, and flushed tables would pile up in level 0 with
+   * every read probing each of them. So a timer that is STARVED_MS overdue is not waited for:
+   * its step starts now, beside the app's calls.
+   */
   schedule() {
     const local = this.local;
     if (!this.auto || this.closed || this.running || local === undefined) return;
+    if (this.timer !== undefined && local.root.now() >= this.armedFor + STARVED_MS) {
+      clearTimeout(this.timer);
+      this.run();
+      return;
+    }
     const next = local.root.nextWakeupMs();
     if (next === null || next === undefined) return;
     if (this.timer !== undefined && this.armedFor !== undefined && this.armedFor <= next) return;

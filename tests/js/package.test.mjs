@@ -324,6 +324,28 @@ test("automatic maintenance fires expire events with no call from the app", asyn
   await db.close();
 });
 
+test("automatic maintenance runs even when the app never yields to the timer queue", async () => {
+  // Awaited calls on memory storage resolve in microtasks alone, so a loop of them starves every
+  // timer. Flushed tables must still be compacted, not pile up in level 0.
+  const clock = fakeClock();
+  const db = await open(`starved${n++}`, { storage: "memory", clock }); // maintenance: "auto"
+  const value = "v".repeat(1000);
+  for (let b = 0; b < 24; b++) {
+    await db.batch(Array.from({ length: 1000 }, (_, i) => ({ type: "put", key: `k${b}-${i}`, value })));
+    clock.advance(100);
+  }
+  for (let i = 0; i < 50; i++) {
+    await db.get("k0-0");
+    clock.advance(100);
+  }
+  const levels = (await db.stats()).levels;
+  const level0 = levels.find((l) => l.level === 0)?.ssts.length ?? 0;
+  assert.ok(levels.some((l) => l.level > 0 && l.ssts.length > 0), JSON.stringify(levels.map((l) => [l.level, l.ssts.length])));
+  assert.ok(level0 <= 4, `level 0 holds ${level0} tables`);
+  assert.equal(await db.get("k23-999"), value);
+  await db.close();
+});
+
 test("1,000 concurrent mixed calls on one db are safe", async () => {
   const { db } = await fresh();
   const calls = [];
