@@ -3,9 +3,9 @@
 //! flip inside the CRC itself no longer matches either.
 
 use ttlkv::format::{
-    decode_wal_page, encode_wal_batch, encode_wal_page, expiry_percentiles, DataPage,
-    DataPageBuilder, Manifest, NamespaceEntry, PageRef, Row, RowFeatures, RowRef, SstMeta,
-    FORMAT_VERSION,
+    decode_wal_page, encode_wal_batch, encode_wal_page, expiry_percentiles, key_hash, DataPage,
+    DataPageBuilder, KeyFilter, Manifest, NamespaceEntry, PageRef, Row, RowFeatures, RowRef,
+    SstMeta, FORMAT_VERSION,
 };
 use ttlkv::{ErrorKind, Result};
 
@@ -90,6 +90,9 @@ fn every_bit_flip_in_an_sst_meta_page_is_corruption() {
                 bytes: 55,
             },
         ],
+        key_filter: Some(KeyFilter::build(
+            &rows.iter().map(|r| key_hash(&r.key)).collect::<Vec<_>>(),
+        )),
     };
     assert_every_bit_flip_is_corruption(&meta.encode(), SstMeta::decode);
 }

@@ -1,6 +1,7 @@
 //! The point-read path: memtables, then L0 newest first, then one SST per deeper level, through
-//! the page cache. It returns the newest version at or below a sequence number, raw (it may be a
-//! tombstone or expired): callers decide liveness at their read time.
+//! the page cache. An SST whose key filter rules the key out is skipped without reading a page.
+//! It returns the newest version at or below a sequence number, raw (it may be a tombstone or
+//! expired): callers decide liveness at their read time.
 
 use alloc::rc::Rc;
 
@@ -8,7 +9,7 @@ use super::memtable::MemVersion;
 use super::state::Inner;
 use super::version::{SstHandle, Version};
 use crate::error::{Error, Result};
-use crate::format::{DataPage, RowRef};
+use crate::format::{key_hash, DataPage, RowRef};
 use crate::store::PageId;
 
 /// Whether a version is a live value at time `now`.
@@ -68,17 +69,18 @@ impl Inner {
         key: &[u8],
         read_seq: u64,
     ) -> Result<Option<MemVersion>> {
+        let hash = key_hash(key);
         for (level, ssts) in version.levels.iter().enumerate() {
             if level == 0 {
                 for sst in ssts {
-                    if let Some(v) = self.lookup_in_sst(sst, key, read_seq).await? {
+                    if let Some(v) = self.lookup_in_sst(sst, key, hash, read_seq).await? {
                         return Ok(Some(v));
                     }
                 }
             } else {
                 let i = ssts.partition_point(|s| s.last_key() < key);
                 if let Some(sst) = ssts.get(i) {
-                    if let Some(v) = self.lookup_in_sst(sst, key, read_seq).await? {
+                    if let Some(v) = self.lookup_in_sst(sst, key, hash, read_seq).await? {
                         return Ok(Some(v));
                     }
                 }
@@ -89,13 +91,23 @@ impl Inner {
 
     /// The newest version of `key` at or below `read_seq` in one SST (its versions may run over
     /// a page boundary).
+    /// `hash` is the key's [`key_hash`].
     async fn lookup_in_sst(
         &self,
         sst: &SstHandle,
         key: &[u8],
+        hash: u64,
         read_seq: u64,
     ) -> Result<Option<MemVersion>> {
         if key < sst.first_key() || key > sst.last_key() {
+            return Ok(None);
+        }
+        if sst
+            .meta
+            .key_filter
+            .as_ref()
+            .is_some_and(|filter| !filter.may_contain_hash(hash))
+        {
             return Ok(None);
         }
         let pages = &sst.meta.pages;

@@ -1,11 +1,13 @@
 //! Writing SSTs: rows in order in, data pages of bounded size plus one metadata page out, with
-//! the statistics the planner needs (timestamps, expiry range and percentiles, TTL share).
+//! the statistics the planner needs (timestamps, expiry range and percentiles, TTL share) and
+//! the key filter point reads ask first.
 
 use alloc::vec::Vec;
 
 use crate::error::Result;
 use crate::format::{
-    expiry_percentiles, DataPageBuilder, PageRef, RowFeatures, RowRef, SstMeta, FORMAT_VERSION,
+    expiry_percentiles, key_hash, DataPageBuilder, KeyFilter, PageRef, RowFeatures, RowRef,
+    SstMeta, FORMAT_VERSION,
 };
 use crate::store::PageId;
 
@@ -30,6 +32,7 @@ pub(crate) struct SstWriter {
     rows: u64,
     tombstones: u64,
     expire_ats: Vec<i64>,
+    key_hashes: Vec<u64>,
     min_ts: i64,
     max_ts: i64,
     min_seq: u64,
@@ -58,6 +61,7 @@ impl SstWriter {
             rows: 0,
             tombstones: 0,
             expire_ats: Vec::new(),
+            key_hashes: Vec::new(),
             min_ts: i64::MAX,
             max_ts: i64::MIN,
             min_seq: u64::MAX,
@@ -79,6 +83,7 @@ impl SstWriter {
         self.page.push(row)?;
         if self.last_key.as_slice() != row.key {
             self.last_key = row.key.to_vec();
+            self.key_hashes.push(key_hash(row.key));
         }
         self.rows += 1;
         if row.value.is_none() {
@@ -142,6 +147,7 @@ impl SstWriter {
             ttl_row_count: self.expire_ats.len() as u64,
             expiry_percentiles: expiry_percentiles(&self.expire_ats),
             pages: self.refs,
+            key_filter: Some(KeyFilter::build(&self.key_hashes)),
         };
         let mut pages = self.pages;
         pages.push((PageId::sst_meta(self.id), meta.encode()));

@@ -22,6 +22,7 @@
 pub mod checksum;
 pub mod codec;
 pub mod data_page;
+pub mod key_filter;
 pub mod manifest;
 pub mod row;
 pub mod sst_meta;
@@ -29,6 +30,7 @@ pub mod wal;
 
 pub use checksum::{crc32, seal, unseal};
 pub use data_page::{DataPage, DataPageBuilder};
+pub use key_filter::{key_hash, KeyFilter};
 pub use manifest::{Manifest, NamespaceEntry};
 pub use row::{
     decode_row, encode_row, encoded_row_len, row_order, Row, RowFeatures, RowRef, FLAG_HAS_EXPIRE,

@@ -1,10 +1,11 @@
 //! The SST metadata page: one per SST, read before any of its data pages. It holds what the
 //! planner needs without touching the rows (format version, row features, time, sequence and
-//! expiry ranges, counts, the **expiry percentiles**) and the index of the SST's data pages.
+//! expiry ranges, counts, the **expiry percentiles**), the index of the SST's data pages and its
+//! [`KeyFilter`].
 //!
 //! ```text
 //! | "TKVS" | format_version u32 | row_features u8 | presence u8 | reserved u16 | fixed fields |
-//! | page_count u64 | page refs... | crc32 u32 |
+//! | page_count u64 | page refs... | [key filter: probes u8 | bits_len u64 | bits] | crc32 u32 |
 //! ```
 //!
 //! The field-by-field table is in `docs/format.md`. This file knows nothing of how data pages are
@@ -15,6 +16,7 @@ use alloc::vec::Vec;
 
 use super::checksum::{seal, CHECKSUM_LEN};
 use super::codec::{put_bytes_u64, put_i64, put_len_u64, put_u16, put_u32, put_u64, put_u8};
+use super::key_filter::KeyFilter;
 use super::row::RowFeatures;
 use super::{open_page, FORMAT_VERSION};
 use crate::error::{Error, Result};
@@ -25,7 +27,8 @@ pub const SST_META_MAGIC: [u8; 4] = *b"TKVS";
 const HAS_MIN_EXPIRE_AT: u8 = 0x01;
 const HAS_MAX_EXPIRE_AT: u8 = 0x02;
 const HAS_PERCENTILES: u8 = 0x04;
-const KNOWN_PRESENCE: u8 = HAS_MIN_EXPIRE_AT | HAS_MAX_EXPIRE_AT | HAS_PERCENTILES;
+const HAS_KEY_FILTER: u8 = 0x08;
+const KNOWN_PRESENCE: u8 = HAS_MIN_EXPIRE_AT | HAS_MAX_EXPIRE_AT | HAS_PERCENTILES | HAS_KEY_FILTER;
 
 /// The size of everything before the page list: magic, version, features, presence, reserved,
 /// 11 eight-byte fields, 5 percentiles and the page count.
@@ -80,6 +83,9 @@ pub struct SstMeta {
     pub expiry_percentiles: Option<[i64; 5]>,
     /// data page i is stored at PageId::sst_data(id, i)
     pub pages: Vec<PageRef>,
+    /// A Bloom filter over every key of the SST; `None` in SSTs written without one, which
+    /// every point read then searches.
+    pub key_filter: Option<KeyFilter>,
 }
 
 impl SstMeta {
@@ -93,8 +99,12 @@ impl SstMeta {
             .iter()
             .map(|p| p.first_key.len() + p.last_key.len())
             .sum();
+        let filter = self
+            .key_filter
+            .as_ref()
+            .map_or(0, |f| 1 + 8 + f.bits().len());
         let mut out = Vec::with_capacity(
-            FIXED_LEN + self.pages.len() * MIN_PAGE_REF_LEN + keys + CHECKSUM_LEN,
+            FIXED_LEN + self.pages.len() * MIN_PAGE_REF_LEN + keys + filter + CHECKSUM_LEN,
         );
         out.extend_from_slice(&SST_META_MAGIC);
         put_u32(&mut out, self.format_version);
@@ -108,6 +118,9 @@ impl SstMeta {
         }
         if self.expiry_percentiles.is_some() {
             presence |= HAS_PERCENTILES;
+        }
+        if self.key_filter.is_some() {
+            presence |= HAS_KEY_FILTER;
         }
         put_u8(&mut out, presence);
         put_u16(&mut out, 0);
@@ -132,6 +145,10 @@ impl SstMeta {
             put_u32(&mut out, page.rows);
             put_u32(&mut out, page.bytes);
         }
+        if let Some(filter) = &self.key_filter {
+            put_u8(&mut out, filter.probes());
+            put_bytes_u64(&mut out, filter.bits());
+        }
         seal(&mut out);
         out
     }
@@ -143,7 +160,8 @@ impl SstMeta {
     /// or outside `[min_expire_at, max_expire_at]`; expiry fields not `Some` exactly when
     /// `ttl_row_count > 0`; TTL rows without the `EXPIRE_AT` feature; `tombstone_count +
     /// ttl_row_count > row_count`; page row counts not summing to `row_count`; a page with no
-    /// rows or with `first_key > last_key`; pages out of key order.
+    /// rows or with `first_key > last_key`; pages out of key order; a key filter with 0 or more
+    /// than 30 probes or no bits.
     pub fn decode(bytes: &[u8]) -> Result<SstMeta> {
         decode_meta(bytes).map_err(|e| e.context("sst meta"))
     }
@@ -311,7 +329,17 @@ fn decode_meta(bytes: &[u8]) -> Result<SstMeta> {
             bytes,
         });
     }
-    r.finish("the page list")?;
+    let key_filter = if presence & HAS_KEY_FILTER != 0 {
+        let probes = r.u8("key filter probes")?;
+        let len = r.len_u64("key filter length")?;
+        Some(KeyFilter::from_parts(
+            probes,
+            r.bytes(len, "key filter")?.to_vec(),
+        )?)
+    } else {
+        None
+    };
+    r.finish("the page list and key filter")?;
     let meta = SstMeta {
         id,
         format_version,
@@ -340,6 +368,7 @@ fn decode_meta(bytes: &[u8]) -> Result<SstMeta> {
             "expiry percentiles",
         )?,
         pages,
+        key_filter,
     };
     meta.check()?;
     Ok(meta)
@@ -395,6 +424,18 @@ mod tests {
                 page(b"f", b"k", 5),
                 page(b"m", b"m", 1),
             ],
+            key_filter: None,
+        }
+    }
+
+    fn filtered() -> SstMeta {
+        let hashes: Vec<u64> = [&b"a"[..], b"f", b"k", b"m"]
+            .iter()
+            .map(|k| crate::format::key_hash(k))
+            .collect();
+        SstMeta {
+            key_filter: Some(KeyFilter::build(&hashes)),
+            ..meta()
         }
     }
 
@@ -410,8 +451,8 @@ mod tests {
     }
 
     #[test]
-    fn metadata_round_trips_with_and_without_ttl_rows() {
-        for m in [meta(), no_ttl()] {
+    fn metadata_round_trips_with_and_without_ttl_rows_and_a_key_filter() {
+        for m in [meta(), no_ttl(), filtered()] {
             assert_eq!(SstMeta::decode(&m.encode()).unwrap(), m);
         }
         let empty = SstMeta {
@@ -436,6 +477,53 @@ mod tests {
         assert_eq!(
             m.encode().len(),
             FIXED_LEN + 3 * MIN_PAGE_REF_LEN + keys + CHECKSUM_LEN
+        );
+    }
+
+    #[test]
+    fn a_key_filter_adds_its_probe_count_length_and_bits() {
+        let m = filtered();
+        let bits = m.key_filter.as_ref().unwrap().bits().len();
+        assert_eq!(m.encode().len(), meta().encode().len() + 1 + 8 + bits);
+        let decoded = SstMeta::decode(&m.encode()).unwrap();
+        assert!(decoded.key_filter.unwrap().may_contain(b"k"));
+    }
+
+    #[test]
+    fn decode_rejects_a_key_filter_out_of_range_or_cut_short() {
+        let good = filtered().encode();
+        let filter_at = meta().encode().len() - CHECKSUM_LEN;
+        let with = |edit: &dyn Fn(&mut Vec<u8>)| {
+            let mut bytes = good[..good.len() - CHECKSUM_LEN].to_vec();
+            edit(&mut bytes);
+            seal(&mut bytes);
+            SstMeta::decode(&bytes)
+        };
+        assert!(with(&|_| {}).is_ok());
+        for probes in [0u8, 31, 255] {
+            let e = with(&|b| b[filter_at] = probes).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Corruption, "{probes}: {e}");
+        }
+        // A length past the end, a zero length, the filter's last byte cut off.
+        let e = with(&|b| b[filter_at + 1..filter_at + 9].copy_from_slice(&u64::MAX.to_le_bytes()));
+        assert_eq!(e.unwrap_err().kind(), ErrorKind::Corruption);
+        let e = with(&|b| {
+            b[filter_at + 1..filter_at + 9].copy_from_slice(&0u64.to_le_bytes());
+            b.truncate(filter_at + 9);
+        });
+        assert_eq!(e.unwrap_err().kind(), ErrorKind::Corruption);
+        let e = with(&|b| {
+            b.pop();
+        });
+        assert_eq!(e.unwrap_err().kind(), ErrorKind::Corruption);
+        // The presence bit without a filter behind the page list.
+        let mut bytes = meta().encode();
+        bytes.truncate(bytes.len() - CHECKSUM_LEN);
+        bytes[9] |= HAS_KEY_FILTER;
+        seal(&mut bytes);
+        assert_eq!(
+            SstMeta::decode(&bytes).unwrap_err().kind(),
+            ErrorKind::Corruption
         );
     }
 

@@ -8,8 +8,9 @@
 use proptest::prelude::*;
 use proptest::sample::Index;
 use ttlkv::format::{
-    encode_wal_batch, encode_wal_page, expiry_percentiles, row_order, seal, DataPageBuilder,
-    Manifest, NamespaceEntry, PageRef, Row, RowFeatures, RowRef, SstMeta, FORMAT_VERSION,
+    encode_wal_batch, encode_wal_page, expiry_percentiles, key_hash, row_order, seal,
+    DataPageBuilder, KeyFilter, Manifest, NamespaceEntry, PageRef, Row, RowFeatures, RowRef,
+    SstMeta, FORMAT_VERSION,
 };
 
 /// Keys from a small alphabet, so that rows often share a key.
@@ -122,6 +123,9 @@ pub fn meta_of(
         ttl_row_count: expire_ats.len() as u64,
         expiry_percentiles: expiry_percentiles(&expire_ats),
         pages,
+        key_filter: Some(KeyFilter::build(
+            &rows.iter().map(|r| key_hash(&r.key)).collect::<Vec<_>>(),
+        )),
     }
 }
 
