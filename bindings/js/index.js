@@ -193,6 +193,9 @@ class Snapshot {
   }
 }
 
+/** Calls that change nothing the maintenance schedule depends on. */
+const READS = new Set(["get", "getEntry", "has", "ttl"]);
+
 /** How long past its time a maintenance timer may wait before its step starts without it. */
 const STARVED_MS = 50;
 
@@ -261,14 +264,21 @@ class Shared {
    * every read probing each of them. So a timer that is STARVED_MS overdue is not waited for:
    * its step starts now, beside the app's calls.
    */
-  schedule() {
+  schedule(afterRead = false) {
     const local = this.local;
     if (!this.auto || this.closed || this.running || local === undefined) return;
-    if (this.timer !== undefined && local.root.now() >= this.armedFor + STARVED_MS) {
-      clearTimeout(this.timer);
-      this.run();
-      return;
+    if (this.timer !== undefined) {
+      const now = local.root.now();
+      if (now >= this.armedFor + STARVED_MS) {
+        clearTimeout(this.timer);
+        this.run();
+        return;
+      }
+      // Armed for now or earlier: no wake-up can be earlier than that.
+      if (this.armedFor <= now) return;
     }
+    // A read brings no work forward, and asking the engine costs a look at every table.
+    if (afterRead) return;
     const next = local.root.nextWakeupMs();
     if (next === null || next === undefined) return;
     if (this.timer !== undefined && this.armedFor !== undefined && this.armedFor <= next) return;
@@ -320,7 +330,7 @@ class Db {
     const shared = this.#shared;
     if (shared.closed) throw new TtlKvError("CLOSED", "the database is closed");
     const result = await shared.endpoint.call(this.#ns, method, args);
-    shared.schedule();
+    shared.schedule(READS.has(method));
     return result;
   }
 

@@ -350,9 +350,7 @@ impl Inner {
                 if let Some(out) = version.levels.get_mut(plan.output_level) {
                     for built in &outputs {
                         puts.extend(built.pages.iter().cloned());
-                        out.push(Rc::new(SstHandle {
-                            meta: built.meta.clone(),
-                        }));
+                        out.push(Rc::new(SstHandle::new(built.meta.clone())));
                     }
                     out.sort_by(|a, b| a.first_key().cmp(b.first_key()));
                 }

@@ -165,7 +165,7 @@ impl Inner {
                         version.levels.push(Vec::new());
                     }
                     if let Some(l0) = version.levels.first_mut() {
-                        l0.insert(0, Rc::new(SstHandle { meta }));
+                        l0.insert(0, Rc::new(SstHandle::new(meta)));
                     }
                     st.version = Rc::new(version);
                 }

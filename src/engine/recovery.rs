@@ -121,7 +121,7 @@ impl Inner {
                     return Err(Error::corruption("metadata names another SST").context(page));
                 }
                 referenced.insert(id);
-                level.push(Rc::new(SstHandle { meta }));
+                level.push(Rc::new(SstHandle::new(meta)));
             }
             levels.push(level);
         }

@@ -8,10 +8,12 @@ use alloc::vec::Vec;
 use crate::format::SstMeta;
 use crate::store::PageId;
 
-/// An SST that is (or was) part of the tree: its metadata, loaded once.
+/// An SST that is (or was) part of the tree: its metadata, loaded once, and its size (summed
+/// once: the planner asks for it on every wake-up computation).
 #[derive(Debug)]
 pub(crate) struct SstHandle {
     pub meta: SstMeta,
+    bytes: u64,
 }
 
 /// Every page of SST `meta`: its metadata page, then its data pages in order (what deleting
@@ -24,6 +26,11 @@ pub(crate) fn sst_pages(meta: &SstMeta) -> impl Iterator<Item = PageId> {
 }
 
 impl SstHandle {
+    pub(crate) fn new(meta: SstMeta) -> SstHandle {
+        let bytes = meta.data_bytes();
+        SstHandle { meta, bytes }
+    }
+
     pub(crate) fn id(&self) -> u64 {
         self.meta.id
     }
@@ -41,8 +48,9 @@ impl SstHandle {
         self.first_key() <= hi && lo <= self.last_key()
     }
 
+    /// Bytes of the SST's data pages.
     pub(crate) fn bytes(&self) -> u64 {
-        self.meta.data_bytes()
+        self.bytes
     }
 }
 
