@@ -76,8 +76,10 @@ function medians(runs) {
   return runs[0].map((first) => {
     const samples = runs.map((run) => run.find((r) => r.workload === first.workload && r.peer === first.peer).value);
     const sorted = [...samples].sort((a, b) => a - b);
+    const middle = sorted.length / 2;
+    const median = sorted.length % 2 ? sorted[Math.floor(middle)] : (sorted[middle - 1] + sorted[middle]) / 2;
     const note = `median of ${samples.length} pages: ${samples.map((v) => v.toFixed(1)).join(", ")} ${first.unit}`;
-    return { ...first, value: sorted[Math.floor(sorted.length / 2)], note };
+    return { ...first, value: median, note: first.note ? `${first.note}; ${note}` : note };
   });
 }
 

@@ -17,6 +17,7 @@ pub mod clock;
 pub mod engine;
 pub mod error;
 pub mod format;
+mod join;
 pub mod store;
 
 #[cfg(feature = "std")]

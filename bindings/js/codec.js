@@ -116,7 +116,8 @@ export class PackedBatch {
   #pendingKeyWasString = false;
 
   constructor(opCount) {
-    this.#bytes = new Uint8Array(Math.max(256, opCount * 128));
+    // Room for 128 bytes per op, up to 1 MiB; it grows as the ops need.
+    this.#bytes = new Uint8Array(Math.min(Math.max(256, opCount * 128), 1024 * 1024));
     this.#meta = new Float64Array(opCount * PACKED_OP_FIELDS);
   }
 
@@ -192,7 +193,7 @@ export class PackedBatch {
 
   /**
    * Starts the next op with its key (same errors as `encodeKey`); `put` or `delete` completes it.
-   * The key comes first so that a bad key is reported before bad options, as for every other call.
+   * The key comes first, so a bad key is the error reported for an op whatever else is wrong.
    */
   key(key) {
     this.#pendingKey = this.#key(key);

@@ -214,6 +214,7 @@ class Shared {
     this.closed = false;
     this.timer = undefined;
     this.armedFor = undefined;
+    this.armedAt = undefined;
     this.running = false;
   }
 
@@ -261,15 +262,15 @@ class Shared {
    * Arm the one maintenance timer for the engine's next wake-up. Called after every call: an app
    * that never yields to the timer queue (a loop of awaited calls on memory storage resolves in
    * microtasks alone) would starve the timer, and flushed tables would pile up in level 0 with
-   * every read probing each of them. So a timer that is STARVED_MS overdue is not waited for:
-   * its step starts now, beside the app's calls.
+   * every read probing each of them. So a timer that is STARVED_MS overdue (past both its time
+   * and the time it was armed) is not waited for: its step starts now, beside the app's calls.
    */
   schedule(afterRead = false) {
     const local = this.local;
     if (!this.auto || this.closed || this.running || local === undefined) return;
     if (this.timer !== undefined) {
       const now = local.root.now();
-      if (now >= this.armedFor + STARVED_MS) {
+      if (now >= Math.max(this.armedFor, this.armedAt) + STARVED_MS) {
         clearTimeout(this.timer);
         this.run();
         return;
@@ -285,6 +286,7 @@ class Shared {
     if (this.timer !== undefined) clearTimeout(this.timer);
     const delay = Math.min(Math.max(0, next - local.root.now()), 2_147_483_647);
     this.armedFor = next;
+    this.armedAt = local.root.now();
     this.timer = setTimeout(() => this.run(), delay);
     // The timer never keeps a Node process alive on its own.
     if (typeof this.timer === "object" && this.timer && typeof this.timer.unref === "function") {

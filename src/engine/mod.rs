@@ -15,7 +15,6 @@ mod commit;
 mod compaction;
 mod db;
 mod flush;
-pub(crate) mod join;
 mod keys;
 mod maintenance;
 mod memtable;

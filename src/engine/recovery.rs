@@ -2,13 +2,16 @@
 //! `writer_epoch` (which fences any previous writer) and the clock seed; then load every SST's
 //! metadata and replay the WAL pages not yet flushed into a memtable. Pages a crash left
 //! unreferenced are deleted in one more commit, made only when there are some.
+//!
+//! So an open that fails after taking the role (a damaged metadata page, a storage error) leaves
+//! the previous writer fenced and no writer at all: the next open takes the role again. Nothing
+//! acknowledged is lost either way.
 
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::RefCell;
 
-use super::join::join;
 use super::memtable::{MemVersion, Memtable};
 use super::notify::AsyncLock;
 use super::options::DbOptions;
@@ -19,6 +22,7 @@ use super::wal::WalState;
 use crate::clock::{Clock, MonotonicClock};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::{decode_wal_page, Manifest, SstMeta};
+use crate::join::join;
 use crate::store::{Commit, ManifestRecord, PageId, PageKind, PageStore};
 
 /// How often an open reads the manifest again after another writer's commit beat its own.

@@ -44,10 +44,10 @@ impl KeyFilter {
             probes: PROBES,
             bits: vec![0; bytes],
         };
+        let bit_count = filter.bit_count();
         for &hash in hashes {
-            let bit_count = filter.bit_count();
             for bit in probe_bits(hash, filter.probes, bit_count) {
-                if let Some(byte) = filter.bits.get_mut(bit / 8) {
+                if let Some(byte) = filter.bits.get_mut(byte_of(bit)) {
                     *byte |= 1 << (bit % 8);
                 }
             }
@@ -80,7 +80,7 @@ impl KeyFilter {
     pub fn may_contain_hash(&self, hash: u64) -> bool {
         probe_bits(hash, self.probes, self.bit_count()).all(|bit| {
             self.bits
-                .get(bit / 8)
+                .get(byte_of(bit))
                 .is_some_and(|byte| byte & (1 << (bit % 8)) != 0)
         })
     }
@@ -90,18 +90,22 @@ impl KeyFilter {
         self.may_contain_hash(key_hash(key))
     }
 
-    fn bit_count(&self) -> usize {
-        self.bits.len() * 8
+    /// In `u64`: a filter of 512 MiB or more has more bits than a 32-bit `usize` counts.
+    fn bit_count(&self) -> u64 {
+        self.bits.len() as u64 * 8
     }
 }
 
-/// The bits `hash` sets: `(h1 + i·h2) mod bit_count` for `i` in `0..probes`.
-fn probe_bits(hash: u64, probes: u8, bit_count: usize) -> impl Iterator<Item = usize> {
+/// The bits `hash` sets: `(h1 + i·h2) mod bit_count` for `i` in `0..probes` (`bit_count > 0`).
+fn probe_bits(hash: u64, probes: u8, bit_count: u64) -> impl Iterator<Item = u64> {
     let h1 = hash as u32;
     let h2 = (hash >> 32) as u32;
-    let m = bit_count as u64;
-    (0..u32::from(probes))
-        .map(move |i| (u64::from(h1.wrapping_add(i.wrapping_mul(h2))) % m) as usize)
+    (0..u32::from(probes)).map(move |i| u64::from(h1.wrapping_add(i.wrapping_mul(h2))) % bit_count)
+}
+
+/// The index of the byte holding `bit`; below the filter's length, so it fits a `usize`.
+fn byte_of(bit: u64) -> usize {
+    usize::try_from(bit / 8).unwrap_or(usize::MAX)
 }
 
 #[cfg(test)]

@@ -24,8 +24,8 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::{Commit, ManifestRecord, PageId, PageKind, PageStore};
-use crate::engine::join::join;
 use crate::error::ErrorKind;
+use crate::join::join;
 
 /// Declares the behaviours once, so that [`BEHAVIOURS`] and [`run_all`] cannot drift apart.
 macro_rules! behaviours {

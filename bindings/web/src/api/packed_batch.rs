@@ -27,12 +27,15 @@ pub(super) fn unpack(bytes: &[u8], ops: &[f64]) -> JsResult<WriteBatch> {
             0.0 => {
                 let value = take(&mut rest, op[2])?;
                 let options = PutOptions {
-                    ttl: ttl_of(op[3] as u8, op[4])?,
-                    condition: condition_of(op[5] as u8)?,
+                    ttl: ttl_of(small(op[3], "TTL kind")?, op[4])?,
+                    condition: condition_of(small(op[5], "put condition")?)?,
                 };
                 batch.put_with_options(key, value, options);
             }
             1.0 => {
+                if op[2] != 0.0 {
+                    return Err(invalid("a packed delete has no value"));
+                }
                 batch.delete(key);
             }
             _ => return Err(invalid("unknown batch op type")),
@@ -44,6 +47,11 @@ pub(super) fn unpack(bytes: &[u8], ops: &[f64]) -> JsResult<WriteBatch> {
         ));
     }
     Ok(batch)
+}
+
+/// A code that must be an integer from 0 to 255 (a TTL kind, a condition).
+fn small(x: f64, what: &str) -> JsResult<u8> {
+    u8::try_from(int(x, what)?).map_err(|_| invalid(&format!("unknown {what}")))
 }
 
 /// The next `length` bytes of `rest`, which moves past them.

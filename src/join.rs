@@ -1,5 +1,6 @@
 //! [`join`]: run two futures at once, so that their store operations are in flight together (on
-//! IndexedDB, two transactions whose round trips overlap instead of following each other).
+//! IndexedDB, two transactions whose round trips overlap instead of following each other). The
+//! engine's open and the store conformance suite both use it.
 
 use core::future::{poll_fn, Future};
 use core::pin::pin;
