@@ -91,4 +91,4 @@ if [ ! -d node_modules/lru-cache ] || [ ! -d node_modules/dexie ] || [ ! -d node
   || [ ! -d node_modules/@isaacs/ttlcache ] || [ ! -d node_modules/playwright-core ]; then
   npm install --no-audit --no-fund
 fi
-node bench/run.mjs --smoke | tail -n 20
+node --expose-gc bench/run.mjs --smoke | tail -n 20
