@@ -61,8 +61,11 @@ async function longestTask(fn) {
   return longest;
 }
 
-/** 2. Ingest `count` 100-byte values; 8. the longest main-thread task during ttlkv's. */
-export async function ingest(count, peers) {
+/** 2. Ingest `count` 100-byte values (run number `run`); 8. the longest main-thread task during ttlkv's. */
+export async function ingest(count, peers, run = 0) {
+  // Each run on databases of its own: idb-keyval never closes a store's connection, so deleting
+  // one of an earlier run's databases would wait for ever.
+  const named = (name) => `${name}-${run}`;
   const data = items(count);
   const rows = [];
   const time = async (peer, fn, note) => {
@@ -73,7 +76,7 @@ export async function ingest(count, peers) {
   };
   for (const peer of peers) {
     if (peer === "raw IndexedDB, one transaction") {
-      const db = await rawDb("bench-raw-bulk");
+      const db = await rawDb(named("bench-raw-bulk"));
       await time(peer, async () => {
         const tx = db.transaction("kv", "readwrite");
         const s = tx.objectStore("kv");
@@ -83,7 +86,7 @@ export async function ingest(count, peers) {
       db.close();
     } else if (peer === "raw IndexedDB, one put per transaction") {
       const n = Math.min(count, 2_000);
-      const db = await rawDb("bench-raw-each");
+      const db = await rawDb(named("bench-raw-each"));
       const started = performance.now();
       for (let i = 0; i < n; i++) {
         const tx = db.transaction("kv", "readwrite");
@@ -94,21 +97,21 @@ export async function ingest(count, peers) {
       rows.push({ workload: "ingest (IndexedDB)", peer, value: (n / ms) * 1000, unit: "ops/s", higherIsBetter: true, note: `${n} puts` });
       db.close();
     } else if (peer === "idb-keyval setMany") {
-      const store = await keyvalStore("bench-keyval-bulk");
+      const store = await keyvalStore(named("bench-keyval-bulk"));
       await time(peer, () => idbKeyval.setMany(data, store));
     } else if (peer === "idb-keyval set") {
       const n = Math.min(count, 2_000);
-      const store = await keyvalStore("bench-keyval-each");
+      const store = await keyvalStore(named("bench-keyval-each"));
       const started = performance.now();
       for (let i = 0; i < n; i++) await idbKeyval.set(data[i][0], data[i][1], store);
       const ms = performance.now() - started;
       rows.push({ workload: "ingest (IndexedDB)", peer, value: (n / ms) * 1000, unit: "ops/s", higherIsBetter: true, note: `${n} awaited sets` });
     } else if (peer === "Dexie bulkPut") {
-      const db = await dexieDb("bench-dexie-bulk");
+      const db = await dexieDb(named("bench-dexie-bulk"));
       await time(peer, () => db.table("kv").bulkPut(data.map(([, v]) => v), data.map(([k]) => k)));
       db.close();
     } else if (peer === "ttlkv") {
-      const db = await ttlkvDb("bench-ttlkv-ingest");
+      const db = await ttlkvDb(named("bench-ttlkv-ingest"));
       let longest = 0;
       await time(
         peer,
