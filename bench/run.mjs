@@ -78,7 +78,9 @@ try {
 }
 
 /** A sample as the notes print it: whole numbers from 100 up, one decimal below. */
-const figure = (v) => (v >= 100 ? Math.round(v).toLocaleString("en") : v.toFixed(1));
+function figure(v) {
+  return v >= 100 ? Math.round(v).toLocaleString("en") : v.toFixed(1);
+}
 
 /**
  * One row per workload and peer of `runs` (lists of rows, one per run on `unit`s): the median
