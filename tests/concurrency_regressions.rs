@@ -351,7 +351,7 @@ fn a_relaxed_write_racing_close_is_refused_or_kept() {
         clock.advance(5);
         let _ = db.now(); // a read-only time the manifest does not hold yet
         let late = async {
-            futures::pending!(); // let close() start first
+            yield_once().await; // let close() start first
             db.put(b"k", b"v").await
         };
         let (p, c) = futures::join!(late, db.close());
@@ -372,4 +372,19 @@ fn a_relaxed_write_racing_close_is_refused_or_kept() {
             ),
         }
     });
+}
+
+/// Pending once (and woken at once, so the executor polls again), then ready.
+async fn yield_once() {
+    let mut yielded = false;
+    futures::future::poll_fn(|cx| {
+        if yielded {
+            core::task::Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            core::task::Poll::Pending
+        }
+    })
+    .await
 }
