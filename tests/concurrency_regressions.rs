@@ -216,17 +216,7 @@ impl ttlkv::store::PageStore for SlowFail {
     fn commit(&self, commit: ttlkv::store::Commit) -> ttlkv::store::StoreFuture<'_, ()> {
         if self.fail_next_commit.replace(false) {
             Box::pin(async {
-                let mut yielded = false;
-                futures::future::poll_fn(|cx| {
-                    if yielded {
-                        core::task::Poll::Ready(())
-                    } else {
-                        yielded = true;
-                        cx.waker().wake_by_ref();
-                        core::task::Poll::Pending
-                    }
-                })
-                .await;
+                yield_once().await;
                 Err(ttlkv::Error::storage("injected"))
             })
         } else {
