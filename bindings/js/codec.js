@@ -22,11 +22,35 @@ export function encodeKey(key) {
   if (typeof key === "string") bytes = encoder.encode(key);
   else if (key instanceof Uint8Array) bytes = key;
   else throw new TtlKvError("INVALID_ARGUMENT", "a key must be a string or a Uint8Array");
-  if (bytes.length === 0) throw new TtlKvError("INVALID_ARGUMENT", "a key must be at least 1 byte");
-  if (bytes.length > MAX_KEY_BYTES) {
-    throw new TtlKvError("KEY_TOO_LARGE", `key of ${bytes.length} bytes exceeds ${MAX_KEY_BYTES}`);
-  }
+  checkKeyLength(bytes.length);
   return bytes;
+}
+
+/** INVALID_ARGUMENT for an empty key, KEY_TOO_LARGE for one over MAX_KEY_BYTES. */
+function checkKeyLength(length) {
+  if (length === 0) throw new TtlKvError("INVALID_ARGUMENT", "a key must be at least 1 byte");
+  if (length > MAX_KEY_BYTES) throw new TtlKvError("KEY_TOO_LARGE", `key of ${length} bytes exceeds ${MAX_KEY_BYTES}`);
+}
+
+/** Strings shorter than this are copied unit by unit while they are ASCII. */
+const SHORT_STRING = 128;
+
+/**
+ * Writes `string` as UTF-8 into `bytes` from `at` (the caller leaves room for 3 bytes per UTF-16
+ * unit); returns the bytes written. A short ASCII string is copied unit by unit: for keys and
+ * small values that beats `encodeInto` and the view it needs (in Chromium most of all), while
+ * for longer strings `encodeInto` is the faster.
+ */
+function writeUtf8(bytes, at, string) {
+  if (string.length >= SHORT_STRING) return encoder.encodeInto(string, bytes.subarray(at)).written;
+  let i = 0;
+  for (; i < string.length; i++) {
+    const unit = string.charCodeAt(i);
+    if (unit >= 0x80) break;
+    bytes[at + i] = unit;
+  }
+  if (i === string.length) return i;
+  return i + encoder.encodeInto(string.slice(i), bytes.subarray(at + i)).written;
 }
 
 /** Key bytes back to the type it was stored with. */
@@ -60,30 +84,36 @@ function checkJson(value, depth, seen) {
   seen.delete(value);
 }
 
-// Scratch space for encoding: a string is encoded into it behind its tag byte, then copied out
-// at its exact size (one allocation per value instead of two). It is far smaller than
-// MAX_VALUE_BYTES, so only `tagged` has to check the size.
-const SCRATCH_BYTES = 64 * 1024;
-const scratch = new Uint8Array(SCRATCH_BYTES);
-const scratchAfterTag = scratch.subarray(1);
-
-/** `string` as UTF-8 behind the tag byte `first`. */
-function taggedUtf8(first, string) {
-  if (string.length * 3 < SCRATCH_BYTES) {
-    scratch[0] = first;
-    const { written } = encoder.encodeInto(string, scratchAfterTag);
-    return scratch.slice(0, written + 1);
-  }
-  return tagged(first, encoder.encode(string));
-}
-
 function tooLarge(bytes) {
   throw new TtlKvError("VALUE_TOO_LARGE", `value of ${bytes} bytes exceeds ${MAX_VALUE_BYTES}`);
 }
 
-/** `payload` behind the tag byte `first`; VALUE_TOO_LARGE (before any copy) if it is too long. */
+/**
+ * `[tag, payload]` for `value`: the payload is a string, to be stored as UTF-8, or bytes already
+ * checked against MAX_VALUE_BYTES. INVALID_ARGUMENT for what cannot be stored.
+ */
+function valuePayload(value) {
+  if (typeof value === "string") return [TAG_STRING, value];
+  if (value instanceof Uint8Array) {
+    if (value.length > MAX_VALUE_BYTES) tooLarge(value.length);
+    return [TAG_BYTES, value];
+  }
+  if (value === undefined) throw new TtlKvError("INVALID_ARGUMENT", "a value cannot be undefined");
+  checkJson(value, 0, new Set());
+  return [TAG_JSON, JSON.stringify(value)];
+}
+
+/** The tag byte of a value with tag `tag` whose key was (or was not) a string. */
+const tagByte = (tag, keyWasString) => tag | (keyWasString ? KEY_WAS_STRING : 0);
+
+// Scratch space for encoding: a string is encoded into it behind its tag byte, then copied out
+// at its exact size (one allocation per value instead of two). It is far smaller than
+// MAX_VALUE_BYTES, so only a string too long for it has its size checked.
+const SCRATCH_BYTES = 64 * 1024;
+const scratch = new Uint8Array(SCRATCH_BYTES);
+
+/** `payload` (checked) behind the tag byte `first`. */
 function tagged(first, payload) {
-  if (payload.length > MAX_VALUE_BYTES) tooLarge(payload.length);
   const out = new Uint8Array(payload.length + 1);
   out[0] = first;
   out.set(payload, 1);
@@ -92,19 +122,23 @@ function tagged(first, payload) {
 
 /** Tagged value bytes for `value`, remembering whether the key was a string. */
 export function encodeValue(value, keyWasString) {
-  const flag = keyWasString ? KEY_WAS_STRING : 0;
-  if (typeof value === "string") return taggedUtf8(TAG_STRING | flag, value);
-  if (value instanceof Uint8Array) return tagged(TAG_BYTES | flag, value);
-  if (value === undefined) throw new TtlKvError("INVALID_ARGUMENT", "a value cannot be undefined");
-  checkJson(value, 0, new Set());
-  return taggedUtf8(TAG_JSON | flag, JSON.stringify(value));
+  const [tag, payload] = valuePayload(value);
+  const first = tagByte(tag, keyWasString);
+  if (typeof payload !== "string") return tagged(first, payload);
+  if (payload.length * 3 < SCRATCH_BYTES) {
+    scratch[0] = first;
+    return scratch.slice(0, writeUtf8(scratch, 1, payload) + 1);
+  }
+  const bytes = encoder.encode(payload);
+  if (bytes.length > MAX_VALUE_BYTES) tooLarge(bytes.length);
+  return tagged(first, bytes);
 }
 
 // A batch crosses into the engine as one buffer: every op's key bytes, then (for a put) its
 // tagged value bytes, back to back, with six numbers per op beside them in a Float64Array:
 // [type (0 put, 1 delete), key length, value length, TTL kind, TTL argument, condition].
 // One copy into WebAssembly memory per batch instead of two typed arrays per op.
-export const PACKED_OP_FIELDS = 6;
+const PACKED_OP_FIELDS = 6;
 
 /** Builds the packed form of a batch, one op at a time (see above). */
 export class PackedBatch {
@@ -133,17 +167,7 @@ export class PackedBatch {
   /** Appends `string` as UTF-8; returns its byte length. */
   #utf8(string) {
     this.#reserve(string.length * 3);
-    const bytes = this.#bytes;
-    const start = this.#length;
-    // ASCII is copied unit by unit: for short strings that beats `encodeInto` and the view it needs.
-    let i = 0;
-    for (; i < string.length; i++) {
-      const unit = string.charCodeAt(i);
-      if (unit >= 0x80) break;
-      bytes[start + i] = unit;
-    }
-    let written = i;
-    if (i < string.length) written += encoder.encodeInto(string.slice(i), bytes.subarray(start + i)).written;
+    const written = writeUtf8(this.#bytes, this.#length, string);
     this.#length += written;
     return written;
   }
@@ -161,32 +185,19 @@ export class PackedBatch {
     // Bytes, or a string too long whatever it holds: checked whole before anything is copied.
     if (typeof key !== "string" || key.length > MAX_KEY_BYTES) return this.#append(encodeKey(key));
     const length = this.#utf8(key);
-    if (length === 0) throw new TtlKvError("INVALID_ARGUMENT", "a key must be at least 1 byte");
-    if (length > MAX_KEY_BYTES) throw new TtlKvError("KEY_TOO_LARGE", `key of ${length} bytes exceeds ${MAX_KEY_BYTES}`);
+    checkKeyLength(length);
     return length;
   }
 
   /** Appends `value` behind its tag byte; returns the tagged length. Same errors as `encodeValue`. */
   #value(value, keyWasString) {
-    const flag = keyWasString ? KEY_WAS_STRING : 0;
-    let tag;
-    let string;
-    if (typeof value === "string") [tag, string] = [TAG_STRING, value];
-    else if (value instanceof Uint8Array) {
-      if (value.length > MAX_VALUE_BYTES) tooLarge(value.length);
-      this.#reserve(1);
-      this.#bytes[this.#length++] = TAG_BYTES | flag;
-      return this.#append(value) + 1;
-    } else {
-      if (value === undefined) throw new TtlKvError("INVALID_ARGUMENT", "a value cannot be undefined");
-      checkJson(value, 0, new Set());
-      [tag, string] = [TAG_JSON, JSON.stringify(value)];
-    }
-    // Every UTF-16 unit is at least one UTF-8 byte: this string is too long whatever it holds.
-    if (string.length > MAX_VALUE_BYTES) tooLarge(encoder.encode(string).length);
+    const [tag, payload] = valuePayload(value);
+    // Every UTF-16 unit is at least one UTF-8 byte: such a string is too long whatever it holds.
+    if (typeof payload === "string" && payload.length > MAX_VALUE_BYTES) tooLarge(encoder.encode(payload).length);
     this.#reserve(1);
-    this.#bytes[this.#length++] = tag | flag;
-    const written = this.#utf8(string);
+    this.#bytes[this.#length++] = tagByte(tag, keyWasString);
+    if (typeof payload !== "string") return this.#append(payload) + 1;
+    const written = this.#utf8(payload);
     if (written > MAX_VALUE_BYTES) tooLarge(written);
     return written + 1;
   }
