@@ -284,9 +284,10 @@ class Shared {
     if (next === null || next === undefined) return;
     if (this.timer !== undefined && this.armedFor !== undefined && this.armedFor <= next) return;
     if (this.timer !== undefined) clearTimeout(this.timer);
-    const delay = Math.min(Math.max(0, next - local.root.now()), 2_147_483_647);
+    const now = local.root.now();
+    const delay = Math.min(Math.max(0, next - now), 2_147_483_647);
     this.armedFor = next;
-    this.armedAt = local.root.now();
+    this.armedAt = now;
     this.timer = setTimeout(() => this.run(), delay);
     // The timer never keeps a Node process alive on its own.
     if (typeof this.timer === "object" && this.timer && typeof this.timer.unref === "function") {
