@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { LRUCache } from "lru-cache";
 import { TTLCache } from "@isaacs/ttlcache";
 import { open, destroy } from "../bindings/js/index.js";
-import { key, sessionValue, value100, zipfIndexes, shuffle, rng } from "./workloads.mjs";
+import { key, sessionValue, value100, zipfIndexes, shuffle, rng, median, sampleList } from "./workloads.mjs";
 
 const SESSION_TTL = 30 * 60_000;
 let dbCounter = 0;
@@ -125,9 +125,8 @@ export async function purge({ due, totals, repeats = 3 }) {
         samples.push(timed.ms);
         removed = timed.removed;
       }
-      const sorted = [...samples].sort((a, b) => a - b);
-      const note = samples.length > 1 ? `${removed} removed; median of ${samples.length} runs: ${samples.map((ms) => ms.toFixed(0)).join(", ")} ms` : `${removed} removed`;
-      rows.push({ workload: `purge ${due.toLocaleString("en")} due among ${total.toLocaleString("en")}`, peer: how === "purgeExpired" ? "ttlkv purgeExpired" : "ttlkv full-scan purge", value: sorted[Math.floor(sorted.length / 2)], unit: "ms", higherIsBetter: false, note });
+      const note = samples.length > 1 ? `${removed} removed; median of ${samples.length} runs: ${sampleList(samples)} ms` : `${removed} removed`;
+      rows.push({ workload: `purge ${due.toLocaleString("en")} due among ${total.toLocaleString("en")}`, peer: how === "purgeExpired" ? "ttlkv purgeExpired" : "ttlkv full-scan purge", value: median(samples), unit: "ms", higherIsBetter: false, note });
     }
   }
   return rows;

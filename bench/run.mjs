@@ -10,7 +10,7 @@ import { gzipSync } from "node:zlib";
 import { serve } from "../scripts/serve.mjs";
 import { launch } from "../tests/e2e/chromium.mjs";
 import { sessionMix, ingest, purge, memoryPerKey, churn } from "./node.mjs";
-import { shuffle } from "./workloads.mjs";
+import { median, sampleList, shuffle } from "./workloads.mjs";
 import { renderTable, renderSvg } from "./report.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -77,11 +77,6 @@ try {
   await server.close();
 }
 
-/** A sample as the notes print it: whole numbers from 100 up, one decimal below. */
-function figure(v) {
-  return v >= 100 ? Math.round(v).toLocaleString("en") : v.toFixed(1);
-}
-
 /**
  * One row per workload and peer of `runs` (lists of rows, one per run on `unit`s): the median
  * value, every sample noted. For the workloads named in `worstOf`, the worst value instead.
@@ -90,17 +85,14 @@ function medians(runs, unit, worstOf = []) {
   return runs[0].map((first) => {
     const rows = runs.map((run) => run.find((r) => r.workload === first.workload && r.peer === first.peer));
     const samples = rows.map((r) => r.value);
-    const sorted = [...samples].sort((a, b) => a - b);
-    const middle = sorted.length / 2;
-    const median = sorted.length % 2 ? sorted[Math.floor(middle)] : (sorted[middle - 1] + sorted[middle]) / 2;
     if (worstOf.includes(first.workload)) {
-      const worst = first.higherIsBetter ? sorted[0] : sorted[sorted.length - 1];
+      const worst = first.higherIsBetter ? Math.min(...samples) : Math.max(...samples);
       const worstRow = rows.find((r) => r.value === worst);
-      const note = `worst of ${samples.length} ${unit}: ${samples.map(figure).join(", ")} ${first.unit}`;
+      const note = `worst of ${samples.length} ${unit}: ${sampleList(samples)} ${first.unit}`;
       return { ...worstRow, note: worstRow.note ? `${worstRow.note}; ${note}` : note };
     }
-    const note = `median of ${samples.length} ${unit}: ${samples.map(figure).join(", ")} ${first.unit}`;
-    return { ...first, value: median, note: first.note ? `${first.note}; ${note}` : note };
+    const note = `median of ${samples.length} ${unit}: ${sampleList(samples)} ${first.unit}`;
+    return { ...first, value: median(samples), note: first.note ? `${first.note}; ${note}` : note };
   });
 }
 

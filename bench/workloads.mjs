@@ -57,6 +57,18 @@ export function shuffle(array, seed) {
   return array;
 }
 
+/** The median of `samples` (any order); the mean of the middle two for an even count. */
+export function median(samples) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const middle = sorted.length / 2;
+  return sorted.length % 2 ? sorted[Math.floor(middle)] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** `samples` as a note lists them: whole numbers from 100 up, one decimal below. */
+export function sampleList(samples) {
+  return samples.map((v) => (v >= 100 ? Math.round(v).toLocaleString("en") : v.toFixed(1))).join(", ");
+}
+
 export function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
