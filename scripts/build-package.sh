@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Build the npm package's engine from the matrix in wasm-pack.toml: for each [[target]], build
-# `ttlkv-web` for wasm32 with the target's cargo profile, run wasm-bindgen (the version pinned in
+# Build the npm package from the matrix in wasm-pack.toml: for each [[target]], build `ttlkv-web`
+# for wasm32 with the target's cargo profile, run wasm-bindgen (the version pinned in
 # bindings/web/Cargo.toml; installed once if missing) into its out_dir, then the [wasm_opt] tool
-# (wasm-opt from npm's binaryen, installed with the root devDependencies when missing) with its
-# flags. Prints the package's size, raw and gzipped.
+# (wasm-opt from npm's binaryen) with its flags. Then esbuild bundles the JS entry
+# (bindings/js/index.js and everything it imports, the wasm-bindgen glue included) into the one
+# minified module the package ships, bindings/js/ttlkv.min.js; it loads the engine from
+# ./pkg/ttlkv_web_bg.wasm beside it. wasm-opt and esbuild are pinned root devDependencies,
+# installed when missing. Prints what the package ships, raw and gzipped.
 # TTLKV_PROFILE overrides every target's profile (e.g. `dev` for a quick debug build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,8 +20,8 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]; th
 fi
 opt_enabled=$(sed -n 's/^enabled *= *\(true\|false\)/\1/p' wasm-pack.toml)
 opt_tool=$(awk -F'"' '/^tool *=/{print $2; exit}' wasm-pack.toml)
-if [ "$opt_enabled" = true ] && [ ! -x "$opt_tool" ]; then
-  echo "installing the root devDependencies (wasm-opt from npm's binaryen)"
+if { [ "$opt_enabled" = true ] && [ ! -x "$opt_tool" ]; } || [ ! -x node_modules/.bin/esbuild ]; then
+  echo "installing the root devDependencies (wasm-opt from npm's binaryen, esbuild)"
   npm install --no-audit --no-fund
 fi
 read -r -a opt_flags <<<"$(sed -n 's/^flags *= *\[\(.*\)\]/\1/p' wasm-pack.toml | tr -d '",')"
@@ -34,15 +37,24 @@ while read -r target out_dir profile; do
   dir=$profile; [ "$profile" = dev ] && dir=debug
   echo "target $target: cargo profile $profile -> $out_dir"
   cargo build -p ttlkv-web --target wasm32-unknown-unknown --profile "$profile"
-  wasm-bindgen --target "$target" --out-dir "$out_dir" --no-typescript \
+  # No default module path: the entry always passes the wasm's location (a fallback URL relative
+  # to the glue would point next to the bundle, where bundlers would look for a file that is not
+  # there).
+  wasm-bindgen --target "$target" --out-dir "$out_dir" --no-typescript --omit-default-module-path \
     "target/wasm32-unknown-unknown/$dir/ttlkv_web.wasm"
   if [ "$opt_enabled" = true ] && [ "$profile" != dev ]; then
     "$opt_tool" "${opt_flags[@]}" -o "$out_dir/ttlkv_web_bg.wasm" "$out_dir/ttlkv_web_bg.wasm"
   fi
 done <<<"$targets"
 
+# The one JS module the package ships (package.json "exports"); the sources stay readable in the
+# repository, and the tests run against both.
+node_modules/.bin/esbuild bindings/js/index.js --bundle --minify --format=esm --platform=neutral \
+  --external:node:fs/promises --legal-comments=none --log-level=warning \
+  --outfile=bindings/js/ttlkv.min.js
+
 wasm_raw=$(wc -c <bindings/js/pkg/ttlkv_web_bg.wasm)
 wasm_gz=$(gzip -9c bindings/js/pkg/ttlkv_web_bg.wasm | wc -c)
-js_raw=$(cat bindings/js/*.js bindings/js/pkg/*.js | wc -c)
-js_gz=$(cat bindings/js/*.js bindings/js/pkg/*.js | gzip -9c | wc -c)
+js_raw=$(wc -c <bindings/js/ttlkv.min.js)
+js_gz=$(gzip -9c bindings/js/ttlkv.min.js | wc -c)
 echo "package size: wasm $wasm_raw B ($wasm_gz B gzipped), JS $js_raw B ($js_gz B gzipped)"

@@ -1,4 +1,5 @@
-// TypeScript declarations for the npm package `ttlkv` (its entry, bindings/js/index.js).
+// TypeScript declarations for the npm package `ttlkv` (its entry, bindings/js/index.js, which the
+// package ships bundled and minified as bindings/js/ttlkv.min.js).
 // The contract is API.md; these declarations describe what index.js really accepts and returns.
 // Runtime exports: open, destroy, TtlKvError, CODES. Everything else here is a type.
 

@@ -60,19 +60,15 @@ async function page(url, ready) {
   return { p, errors };
 }
 
-test("the packed package holds the engine, the JS entry and the type declarations", () => {
-  const files = tarball.files.map((f) => f.path);
-  for (const f of ["package.json", "README.md", "bindings/js/index.js", "bindings/js/index.d.ts", "bindings/js/pkg/ttlkv_web.js", "bindings/js/pkg/ttlkv_web_bg.wasm"]) {
-    assert.ok(files.includes(f), `${f} is in the tarball`);
-  }
-  assert.ok(!files.some((f) => f.startsWith("src/") || f.startsWith("target/")), "no Rust sources or build output");
+test("the packed package holds the engine, one JS module and the type declarations, nothing else", () => {
+  const files = tarball.files.map((f) => f.path).sort();
+  assert.deepEqual(files, ["README.md", "bindings/js/index.d.ts", "bindings/js/pkg/ttlkv_web_bg.wasm", "bindings/js/ttlkv.min.js", "package.json"]);
   const wasm = readFileSync(path.join(installed, "bindings/js/pkg/ttlkv_web_bg.wasm"));
-  const js = ["bindings/js/index.js", "bindings/js/codec.js", "bindings/js/errors.js", "bindings/js/pkg/ttlkv_web.js"]
-    .map((f) => readFileSync(path.join(installed, f)));
-  const jsGz = js.reduce((n, b) => n + gzipSync(b, { level: 9 }).length, 0);
+  const js = readFileSync(path.join(installed, "bindings/js/ttlkv.min.js"), "utf8");
+  assert.ok(!/^\s*import\s|\bfrom\s*["']\.\.?\//m.test(js), "the module imports no other file of the package");
   console.log(
     `package: tarball ${tarball.size} B, unpacked ${tarball.unpackedSize} B; wasm ${wasm.length} B ` +
-      `(${gzipSync(wasm, { level: 9 }).length} B gzipped), JS ${js.reduce((n, b) => n + b.length, 0)} B (${jsGz} B gzipped)`,
+      `(${gzipSync(wasm, { level: 9 }).length} B gzipped), JS ${js.length} B (${gzipSync(js, { level: 9 }).length} B gzipped)`,
   );
 });
 
@@ -119,7 +115,7 @@ test("the type declarations check a program that uses every method, imported by 
 });
 
 test("the package's JS test suite passes against the installed package", () => {
-  const entry = pathToFileURL(path.join(installed, "bindings/js/index.js")).href;
+  const entry = pathToFileURL(path.join(installed, "bindings/js/ttlkv.min.js")).href;
   const out = run(process.execPath, ["--test", "--test-reporter=tap", path.join(root, "tests/js")], root, { TTLKV_PACKAGE: entry });
   const passed = /# pass (\d+)/.exec(out)?.[1];
   const failed = /# fail (\d+)/.exec(out)?.[1];
