@@ -16,8 +16,16 @@ const TYPES = {
   ".svg": "image/svg+xml",
 };
 
-/** Start serving on `port` (0 = any free one); resolves to `{ origin, close() }`. */
-export function serve(routes, port = 0) {
+/**
+ * Start serving on `port` (0 = any free one); resolves to `{ origin, close() }`. With
+ * `crossOriginIsolated`, every response carries COOP/COEP headers, so pages are cross-origin
+ * isolated and `performance.now()` has its fine resolution (5 µs in Chromium, not 100 µs): the
+ * benchmarks time single IndexedDB puts of a few hundred µs.
+ */
+export function serve(routes, port = 0, { crossOriginIsolated = false } = {}) {
+  const isolation = crossOriginIsolated
+    ? { "cross-origin-opener-policy": "same-origin", "cross-origin-embedder-policy": "require-corp" }
+    : {};
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, "http://localhost");
     const prefix = Object.keys(routes)
@@ -30,7 +38,7 @@ export function serve(routes, port = 0) {
     if (url.pathname.endsWith("/")) file = path.join(file, "index.html");
     try {
       const body = await readFile(file);
-      res.writeHead(200, { "content-type": TYPES[path.extname(file)] ?? "application/octet-stream", "cache-control": "no-store" });
+      res.writeHead(200, { "content-type": TYPES[path.extname(file)] ?? "application/octet-stream", "cache-control": "no-store", ...isolation });
       res.end(body);
     } catch {
       res.writeHead(404).end();
