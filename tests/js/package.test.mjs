@@ -246,7 +246,6 @@ test("a bad op anywhere in a batch is its error code, and nothing of the batch i
 });
 
 test("the engine refuses a packed batch whose op table does not add up, and stays usable", async () => {
-  await fresh(); // loads the engine
   // The engine's own entry points, through the wasm-bindgen glue of the working tree (the package
   // ships it bundled); initialising it again is a no-op when the tested entry already did.
   const wasm = await import("../../bindings/js/pkg/ttlkv_web.js");
