@@ -282,3 +282,62 @@ fn no_key_loses_its_expire_event_to_a_whole_sst_drop_while_the_purge_is_halfway(
         );
     });
 }
+
+#[test]
+fn the_purge_writes_no_tombstones_so_expired_ssts_leave_by_whole_drops_alone() {
+    let (db, store, clock) = fresh(quiet());
+    run(async {
+        for round in 0..3u32 {
+            for i in 0..500u32 {
+                let key = (round * 1_000 + i).to_be_bytes();
+                db.put_with_options(&key, &[1u8; 64], PutOptions::expire_after(100))
+                    .await
+                    .unwrap();
+            }
+            db.flush().await.unwrap();
+            clock.advance(40);
+        }
+        clock.advance(100);
+        let wal_commits = db.stats().wal_commits;
+        let purge = db.purge_expired(10_000).await.unwrap();
+        assert_eq!(purge.removed, 1_500);
+        let stats = db.stats();
+        assert_eq!(stats.memtable_bytes, 0, "the purge wrote no rows");
+        assert_eq!(stats.wal_commits, wal_commits, "nor any WAL page");
+        let mut compactions = 0;
+        for _ in 0..20 {
+            let step = db.maintenance_step().await.unwrap();
+            compactions += step.compactions;
+            if step.is_idle() {
+                break;
+            }
+        }
+        assert!(sst_ids(&db).is_empty(), "every SST was dropped");
+        assert_eq!(compactions, 3, "one whole drop per SST, nothing rewritten");
+        assert_eq!(store.page_count(), 0, "only the manifest is left");
+    });
+}
+
+#[test]
+fn an_expired_sst_over_a_live_older_version_of_its_key_is_not_dropped_whole() {
+    // Dropping the newer SST whole would bring the older, permanent value back.
+    let (db, _, clock) = fresh(quiet());
+    run(async {
+        db.put(b"k", b"permanent").await.unwrap();
+        db.flush().await.unwrap();
+        db.put_with_options(b"k", b"short-lived", PutOptions::expire_after(100))
+            .await
+            .unwrap();
+        db.flush().await.unwrap();
+        clock.advance(100);
+        assert_eq!(db.purge_expired(100).await.unwrap().removed, 1);
+        for _ in 0..20 {
+            if db.maintenance_step().await.unwrap().is_idle() {
+                break;
+            }
+        }
+        assert_eq!(db.get(b"k").await.unwrap(), None);
+        db.compact().await.unwrap();
+        assert_eq!(db.get(b"k").await.unwrap(), None);
+    });
+}

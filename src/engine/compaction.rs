@@ -139,24 +139,41 @@ impl Inner {
     }
 
     /// An SST whose every row has expired, and been purged, before any pinned reader's time:
-    /// dropped whole.
+    /// dropped whole, without a rewrite. The purge writes no tombstones, so dropping an SST
+    /// uncovers the older versions of its keys: it is dropped only if every older SST its keys
+    /// overlap (older L0 SSTs, deeper levels) is itself all expired, so whatever it uncovers is
+    /// expired too.
     fn plan_whole_drop(&self, st: &State) -> Option<Plan> {
         let now = self.clock.now();
         let purged_until = st.manifest.purged_until;
-        for (level, ssts) in st.version.levels.iter().enumerate() {
-            for sst in ssts {
-                let m = &sst.meta;
-                let Some(max) = m.max_expire_at else {
-                    continue;
-                };
-                // No pinned reader may be able to see these rows at all: one reading after they
-                // expired would otherwise fall through to an older version beneath once they are
-                // gone (the purge's tombstones are newer than such a reader).
-                let all_expired = m.ttl_row_count == m.row_count
+        let all_expired = |sst: &SstHandle| {
+            let m = &sst.meta;
+            // No pinned reader may be able to see these rows at all: one reading before they
+            // expired would lose them.
+            m.max_expire_at.is_some_and(|max| {
+                m.ttl_row_count == m.row_count
                     && max <= now
                     && max < purged_until
-                    && !st.pinned_before(m.min_seq, i64::MAX);
-                if all_expired {
+                    && !st.pinned_before(m.min_seq, i64::MAX)
+            })
+        };
+        let levels = &st.version.levels;
+        for (level, ssts) in levels.iter().enumerate() {
+            for (i, sst) in ssts.iter().enumerate() {
+                if !all_expired(sst) {
+                    continue;
+                }
+                let (lo, hi) = (sst.first_key(), sst.last_key());
+                // L0 SSTs are newest first; below L0 each level's SSTs do not overlap.
+                let older_l0 = if level == 0 { ssts.get(i + 1..) } else { None };
+                let deeper = levels.get(level + 1..).unwrap_or_default().iter().flatten();
+                let uncovers_only_expired = older_l0
+                    .unwrap_or_default()
+                    .iter()
+                    .chain(deeper)
+                    .filter(|o| o.overlaps(lo, hi))
+                    .all(|o| all_expired(o));
+                if uncovers_only_expired {
                     return Some(Plan {
                         inputs: alloc::vec![(level, alloc::vec![sst.clone()])],
                         output_level: level,
@@ -273,9 +290,20 @@ impl Inner {
         let mut finished_bytes = 0usize;
         while let Some((key, versions)) = cursor.next_key(self).await? {
             let infos: Vec<VersionInfo> = versions.iter().map(|v| v.info()).collect();
-            let data_key = parse_expiry_index_key(&key).map_or(key.as_slice(), |(_, k)| k);
+            let index_entry = parse_expiry_index_key(&key);
+            let data_key = index_entry.map_or(key.as_slice(), |(_, k)| k);
             let doomed = namespace_of(data_key).is_some_and(|ns| dropped.contains(&ns));
-            let fates = compaction_fates(&infos, &snapshots, cutoff, plan.bottommost, doomed);
+            // Every version of an index entry has the entry's expiry time (it is in the key), and
+            // an entry the purge has handled is never read again: all of them can go at any
+            // level, as if this were the bottom.
+            let handled_entry = index_entry.is_some_and(|(at, _)| cutoff.drops(at));
+            let fates = compaction_fates(
+                &infos,
+                &snapshots,
+                cutoff,
+                plan.bottommost || handled_entry,
+                doomed,
+            );
             for (v, fate) in versions.iter().zip(fates) {
                 let row = match fate {
                     Fate::Keep => v.row(&key),

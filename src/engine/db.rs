@@ -282,8 +282,10 @@ impl Db {
         Snapshot::take(self.inner.clone(), self.ns)
     }
 
-    /// Remove up to `limit` due keys through the expiry index (oldest expiry first), in one
-    /// atomic write; returns what was removed (with each key's last value) and rewritten.
+    /// Handle up to `limit` due expiry-index entries (oldest expiry first) and report each
+    /// expired key once, with its last value (or rewrite it, if the expire hook says so). An
+    /// expired key needs no write; the slice is durable (its `purged_until` committed) before it
+    /// reports, so no event fires twice, even across a crash.
     pub async fn purge_expired(&self, limit: usize) -> Result<PurgeReport> {
         self.inner.purge_expired(limit).await
     }
@@ -308,8 +310,8 @@ impl Db {
         self.inner.reclaim_obsolete().await.map(|_| ())
     }
 
-    /// Do the background work that is due (commit relaxed writes, flush, purge a slice, compact,
-    /// delete unused pages) and say when to call again. See [`Maintenance`].
+    /// Do the background work that is due (commit relaxed writes, flush or compact, delete unused
+    /// pages, then purge a slice) and say when to call again. See [`Maintenance`].
     pub async fn maintenance_step(&self) -> Result<Maintenance> {
         self.inner.maintenance_step().await
     }

@@ -62,9 +62,6 @@ impl Inner {
             self.drain_wal().await?;
             report.committed_wal = true;
         }
-        if purge_due {
-            report.purge = self.purge_expired(self.options.purge_slice_keys).await?;
-        }
         if flush_due {
             self.flush().await?;
             report.flushed = true;
@@ -82,6 +79,11 @@ impl Inner {
             }
         }
         report.pages_reclaimed = self.reclaim_obsolete().await?;
+        // Last: the expire events leave with this step's report, so nothing that could fail may
+        // run after the purge that produced them (their purge is durable and never repeats).
+        if purge_due {
+            report.purge = self.purge_expired(self.options.purge_slice_keys).await?;
+        }
         report.next_wakeup_ms = self.next_wakeup();
         Ok(report)
     }

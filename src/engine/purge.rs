@@ -1,20 +1,25 @@
 //! The purge: removing expired keys through the expiry index in O(expired keys).
 //!
-//! A slice walks the index from its oldest entry and stops at the first entry not yet due (or
-//! at the slice's limit). For each entry it reads the key's current row: if the row is still the
-//! one the entry was written for, the key expired — it is removed (or rewritten, if the expire
-//! hook returns a replacement) and produces exactly one [`ExpiredEntry`]; otherwise the entry is
-//! stale (the key was overwritten, deleted or persisted) and only the entry goes. The whole slice
-//! is one atomic write, made durable before the slice reports.
+//! A slice walks the index from `purged_until` (every entry before it was handled) and stops at
+//! the first entry not yet due (or at the slice's limit). For each entry it reads the key's
+//! current row: if the row is still the one the entry was written for, the key expired and
+//! produces exactly one [`ExpiredEntry`] (or is rewritten, if the expire hook returns a
+//! replacement); otherwise the entry is stale (the key was overwritten, deleted or persisted).
 //!
-//! Afterwards `purged_until` records that every entry expiring before the slice's horizon has
-//! been handled, durably: only then may compaction drop such expired rows by itself, so no key
-//! expires without its event.
+//! An expired key needs no write: its row carries its expiry, so no read returns it. The slice
+//! only moves `purged_until` past the entries it handled, and commits that manifest (after any
+//! pending WAL and any rewrites) before it reports, so a crash never fires an event twice. Entries
+//! before `purged_until` are never read again; compaction drops them, and the expired rows they
+//! name, without writing a tombstone for either (SNKV's and RocksDB's TTL filter: expiry is
+//! garbage collection, not a delete). The one exception is a slice that ends inside the entries
+//! of one expiry time: `purged_until` cannot name half of a millisecond, so the entries it handled
+//! there are removed by tombstones instead.
 
 use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 
+use super::flush::{install_manifest, manifest_commit};
 use super::keys::{expiry_index_from, namespace_of, parse_expiry_index_key, user_key};
 use super::memtable::MemVersion;
 use super::options::{ExpiredEntry, Replacement};
@@ -44,11 +49,58 @@ pub struct PurgeReport {
     pub more_due: bool,
 }
 
-/// One due index entry and what the purge decided about it.
-struct Due {
-    op: WriteOp,
-    event: Option<ExpiredEntry>,
-    rewrites: bool,
+/// What the purge decided about one due index entry.
+enum Verdict {
+    /// The key expired: one event, nothing to write.
+    Expired(ExpiredEntry),
+    /// The key expired and the hook rewrites it (the op at this index of the slice's writes).
+    Rewritten(usize),
+    /// The entry no longer describes the key's row, or its namespace was dropped.
+    Stale,
+}
+
+/// The entries one slice handles, and the `purged_until` it may record afterwards.
+struct Slice {
+    /// `(expire_at, internal data key, index key)`, oldest first.
+    entries: Vec<(i64, Vec<u8>, Vec<u8>)>,
+    /// Every entry expiring before this is handled once the slice is done.
+    horizon: i64,
+    /// The slice ends inside the entries of `horizon`'s millisecond: each entry it handles must
+    /// also be removed from the index, or the next slice would handle it again.
+    drops_entries: bool,
+}
+
+/// Cut the due index rows (at most `limit`, read from `purged_until` on) into a slice. A full read
+/// that spans several expiry times leaves the last one for the next slice, so `purged_until`
+/// can move to it; a full read of a single expiry time has no such cut.
+fn cut_slice<V>(rows: Vec<(Vec<u8>, V)>, limit: usize, now: i64) -> Slice {
+    let more_due = rows.len() >= limit;
+    let mut entries: Vec<(i64, Vec<u8>, Vec<u8>)> = rows
+        .into_iter()
+        .filter_map(|(index_key, _)| {
+            let (at, data_key) = parse_expiry_index_key(&index_key)?;
+            let data_key = data_key.to_vec();
+            Some((at, data_key, index_key))
+        })
+        .collect();
+    let (first, last) = match (entries.first(), entries.last()) {
+        (Some(f), Some(l)) if more_due => (f.0, l.0),
+        _ => {
+            return Slice {
+                entries,
+                horizon: now.saturating_add(1),
+                drops_entries: false,
+            }
+        }
+    };
+    if first < last {
+        entries.retain(|(at, _, _)| *at < last);
+    }
+    Slice {
+        entries,
+        horizon: last,
+        drops_entries: first == last,
+    }
 }
 
 impl Inner {
@@ -59,10 +111,11 @@ impl Inner {
         let snapshot = self.read_snapshot()?;
         let read_seq = snapshot.seq;
         let (now, hook) = (self.clock.now(), self.expire_hook.borrow().clone());
+        let purged_until = self.state.borrow().manifest.purged_until;
         let due_end = expiry_index_from(now.saturating_add(1));
-        let entries = self
+        let rows = self
             .range(
-                &expiry_index_from(i64::MIN),
+                &expiry_index_from(purged_until),
                 Some(&due_end),
                 false,
                 limit,
@@ -71,57 +124,78 @@ impl Inner {
             )
             .await?;
         let mut report = PurgeReport {
-            more_due: entries.len() >= limit,
+            more_due: rows.len() >= limit,
             ..PurgeReport::default()
         };
-        let horizon = match entries.last() {
-            Some((key, _)) if report.more_due => {
-                parse_expiry_index_key(key).map_or(now, |(at, _)| at)
-            }
-            _ => now.saturating_add(1),
-        };
-        let mut due = Vec::with_capacity(entries.len());
+        let slice = cut_slice(rows, limit, now);
+        let mut verdicts = Vec::with_capacity(slice.entries.len());
+        let mut ops = Vec::new();
         let mut rows = BTreeMap::new();
-        for (index_key, _) in &entries {
-            let Some((expire_at, data_key)) = parse_expiry_index_key(index_key) else {
-                continue;
-            };
+        for (expire_at, data_key, index_key) in &slice.entries {
             let row = self.lookup(data_key, read_seq).await?;
-            let judged = self.judge(
-                expire_at,
+            let verdict = self.judge(
+                *expire_at,
                 data_key,
                 row.as_ref(),
                 now,
                 hook.as_ref(),
+                &mut ops,
                 &mut report,
             );
-            due.push(judged);
-            rows.insert(data_key.to_vec(), row);
+            verdicts.push(verdict);
+            rows.insert(data_key.clone(), row);
+            if slice.drops_entries {
+                ops.push(WriteOp::DropIndexEntry {
+                    key: index_key.clone(),
+                });
+            }
         }
-        if !due.is_empty() {
-            let ops = due.iter().map(|d| d.op.clone()).collect();
+        let mut outcomes = Vec::new();
+        if !ops.is_empty() {
             // The rows just read serve as the write's reads, unless something changed meanwhile
-            // (then it reads again): each key is read once, not twice.
-            // Durable whatever the database's durability: purged_until may only move once the
-            // slice's removals cannot be lost, and its own commit is the only one that counts
-            // (a failure after it must not swallow the events).
-            let outcomes = self
+            // (then it reads again): each key is read once, not twice. Durable whatever the
+            // database's durability: the events below may only fire once it cannot be lost.
+            outcomes = self
                 .write_ops_prefetched(ops, TtlPolicy::default(), Some((snapshot, rows)), true)
                 .await?
                 .unwrap_or_default();
-            for (d, outcome) in due.into_iter().zip(outcomes) {
-                tally(&mut report, d, outcome);
-            }
         }
-        {
+        for verdict in verdicts {
+            tally(&mut report, verdict, &outcomes);
+        }
+        if report.removed + report.rewritten > 0 && !slice.drops_entries {
+            // An event fires once: purged_until is durable before the report leaves, and so is
+            // every write before it (an expired key's own write, if it was still pending).
+            self.drain_wal().await?;
+            self.commit_purged_until(slice.horizon).await?;
+        } else {
+            // Only stale entries (handling them again after a crash changes nothing), or a slice
+            // whose durable write removed every entry it handled (nothing earlier is left due).
             let mut st = self.state.borrow_mut();
-            if horizon > st.manifest.purged_until {
-                st.manifest.purged_until = horizon;
-            }
+            st.manifest.purged_until = st.manifest.purged_until.max(slice.horizon);
         }
         self.find_next_expiry(&due_end, report.more_due.then_some(now))
             .await;
         Ok(report)
+    }
+
+    /// Commit a manifest whose `purged_until` is at least `horizon`.
+    async fn commit_purged_until(&self, horizon: i64) -> Result<()> {
+        let seed = self.clock.last_issued();
+        self.commit_gated(
+            |st| {
+                let mut manifest = st.manifest.clone();
+                manifest.purged_until = manifest.purged_until.max(horizon);
+                manifest.clock_seed = manifest.clock_seed.max(seed);
+                Ok(Some((
+                    manifest_commit(st, &manifest, Vec::new(), Vec::new()),
+                    manifest,
+                )))
+            },
+            install_manifest,
+        )
+        .await
+        .map(|_| ())
     }
 
     /// Look up when the next index entry is due (from `from` on) and record it, or `due_now`.
@@ -157,6 +231,8 @@ impl Inner {
     }
 
     /// Decide what to do with one due entry, given the key's current `row` (calling the hook).
+    /// A rewrite's op is pushed to `ops`.
+    #[allow(clippy::too_many_arguments)]
     fn judge(
         &self,
         expire_at: i64,
@@ -164,18 +240,9 @@ impl Inner {
         row: Option<&MemVersion>,
         now: i64,
         hook: Option<&ExpireHook>,
+        ops: &mut Vec<WriteOp>,
         report: &mut PurgeReport,
-    ) -> Due {
-        let stale = |seen_seq| Due {
-            op: WriteOp::ResolveExpired {
-                key: data_key.to_vec(),
-                expire_at,
-                seen_seq,
-                replacement: None,
-            },
-            event: None,
-            rewrites: false,
-        };
+    ) -> Verdict {
         let ns = namespace_of(data_key).unwrap_or(0);
         let (name, policy) = {
             let st = self.state.borrow();
@@ -185,22 +252,14 @@ impl Inner {
             ) {
                 (Some(name), Ok(policy)) => (name, policy),
                 // A dropped namespace: its entries go, whatever rows are left behind.
-                _ => {
-                    return Due {
-                        op: WriteOp::DropIndexEntry {
-                            key: super::keys::expiry_index_key(expire_at, data_key),
-                        },
-                        event: None,
-                        rewrites: false,
-                    }
-                }
+                _ => return Verdict::Stale,
             }
         };
         let Some(row) = row.filter(|v| v.expire_at == Some(expire_at)) else {
-            return stale(0);
+            return Verdict::Stale;
         };
         let Some(value) = row.value.clone() else {
-            return stale(0);
+            return Verdict::Stale;
         };
         let event = ExpiredEntry {
             namespace: name,
@@ -208,44 +267,37 @@ impl Inner {
             value,
             expire_at,
         };
-        let mut replacement = None;
-        if let Some(hook) = hook {
-            if let Some(r) = hook(&event) {
-                let at = policy.expiry(r.ttl, now, None);
-                if at.is_some_and(|at| at <= now) {
-                    report.hook_errors.push(Error::invalid(alloc::format!(
-                        "the expire hook's replacement for key {:?} is already due; the key was removed",
-                        alloc::string::String::from_utf8_lossy(&event.key)
-                    )));
-                } else {
-                    replacement = Some((r.value, at));
-                }
-            }
+        let Some(r) = hook.and_then(|hook| hook(&event)) else {
+            return Verdict::Expired(event);
+        };
+        let at = policy.expiry(r.ttl, now, None);
+        if at.is_some_and(|at| at <= now) {
+            report.hook_errors.push(Error::invalid(alloc::format!(
+                "the expire hook's replacement for key {:?} is already due; the key was removed",
+                alloc::string::String::from_utf8_lossy(&event.key)
+            )));
+            return Verdict::Expired(event);
         }
-        let rewrites = replacement.is_some();
-        Due {
-            op: WriteOp::ResolveExpired {
-                key: data_key.to_vec(),
-                expire_at,
-                seen_seq: row.seq,
-                replacement,
-            },
-            event: Some(event),
-            rewrites,
-        }
+        ops.push(WriteOp::ReplaceExpired {
+            key: data_key.to_vec(),
+            expire_at,
+            seen_seq: row.seq,
+            value: r.value,
+            new_expire_at: at,
+        });
+        Verdict::Rewritten(ops.len() - 1)
     }
 }
 
-fn tally(report: &mut PurgeReport, due: Due, outcome: Outcome) {
-    match (outcome.applied, due.event) {
-        (true, Some(event)) if due.rewrites => {
-            let _ = event;
-            report.rewritten += 1;
-        }
-        (true, Some(event)) => {
+fn tally(report: &mut PurgeReport, verdict: Verdict, outcomes: &[Outcome]) {
+    match verdict {
+        Verdict::Expired(event) => {
             report.removed += 1;
             report.expired.push(event);
         }
-        _ => report.stale += 1,
+        Verdict::Rewritten(op) if outcomes.get(op).is_some_and(|o| o.applied) => {
+            report.rewritten += 1;
+        }
+        Verdict::Rewritten(_) | Verdict::Stale => report.stale += 1,
     }
 }

@@ -58,18 +58,19 @@ pub(crate) enum WriteOp {
         key: Vec<u8>,
         target: ExpireTarget,
     },
-    /// Remove an expiry-index entry unconditionally (its namespace was dropped).
+    /// Remove an expiry-index entry unconditionally (the purge handled it, and its slice ends
+    /// inside the entries of one expiry time).
     DropIndexEntry {
         key: Vec<u8>,
     },
-    /// The purge's verdict on one due expiry-index entry: if the key still holds the row the
-    /// purge saw (`seen_seq`), remove it (or rewrite it with `replacement`) and the entry; if the
-    /// entry no longer describes the key's row, drop just the entry.
-    ResolveExpired {
+    /// The expire hook's replacement for a key the purge found expired: written only if the key
+    /// still holds the row the purge saw (`seen_seq`, expiring at `expire_at`).
+    ReplaceExpired {
         key: Vec<u8>,
         expire_at: i64,
         seen_seq: u64,
-        replacement: Option<(Vec<u8>, Option<i64>)>,
+        value: Vec<u8>,
+        new_expire_at: Option<i64>,
     },
 }
 
@@ -81,7 +82,7 @@ impl WriteOp {
             | WriteOp::Expire { key, .. }
             | WriteOp::GetEx { key, .. }
             | WriteOp::DropIndexEntry { key }
-            | WriteOp::ResolveExpired { key, .. } => key,
+            | WriteOp::ReplaceExpired { key, .. } => key,
         }
     }
 
@@ -518,37 +519,26 @@ fn plan(ops: &[WriteOp], current: &CurrentRows, now: i64, policy: &TtlPolicy) ->
                 planned.insert(key.to_vec(), Planned::tombstone());
                 Outcome::no()
             }
-            WriteOp::ResolveExpired {
+            WriteOp::ReplaceExpired {
                 expire_at,
                 seen_seq,
-                replacement,
+                value,
+                new_expire_at,
                 ..
             } => {
-                let index_key = expiry_index_key(*expire_at, key);
                 let same_row = raw.as_ref().is_some_and(|v| {
                     v.seq == *seen_seq && v.value.is_some() && v.expire_at == Some(*expire_at)
                 });
                 if same_row && *expire_at <= now {
-                    let old = raw.and_then(|v| v.value);
-                    let row = match replacement {
-                        Some((value, at)) => Planned::value(value.clone(), *at, now),
-                        None => Planned::tombstone(),
-                    };
-                    planned.insert(key.to_vec(), row);
-                    planned.insert(index_key, Planned::tombstone());
+                    planned.insert(
+                        key.to_vec(),
+                        Planned::value(value.clone(), *new_expire_at, now),
+                    );
                     Outcome {
                         applied: true,
-                        value: old,
+                        value: raw.and_then(|v| v.value),
                     }
                 } else {
-                    // The entry no longer describes the key's row: drop it, unless the row was
-                    // rewritten with this very expiry (the entry is then the new row's).
-                    let still_indexed = raw
-                        .as_ref()
-                        .is_some_and(|v| v.value.is_some() && v.expire_at == Some(*expire_at));
-                    if !still_indexed {
-                        planned.insert(index_key, Planned::tombstone());
-                    }
                     Outcome::no()
                 }
             }
