@@ -290,6 +290,10 @@ impl IndexedDbStore {
             let _ = observer.abort();
             return Err(e);
         }
+        // Every request is issued and the check passed: commit now, rather than once the last
+        // answers have come back to this thread and found no new request. A browser without
+        // `commit()` auto-commits as before.
+        let _ = meta.transaction().commit();
         match tx.await {
             Ok(TransactionResult::Committed) => Ok(()),
             Ok(TransactionResult::Aborted) | Err(_) => {
