@@ -341,3 +341,27 @@ fn an_expired_sst_over_a_live_older_version_of_its_key_is_not_dropped_whole() {
         assert_eq!(db.get(b"k").await.unwrap(), None);
     });
 }
+
+#[test]
+fn a_whole_drop_in_l0_leaves_the_other_l0_ssts_newest_first() {
+    // L0 is searched newest first. Dropping the middle SST must not reorder the others (by
+    // first key, "a" < "b"), or a read of "b" would find the older value first.
+    let (db, _, clock) = fresh(quiet());
+    run(async {
+        db.put(b"a", b"a").await.unwrap();
+        db.put(b"b", b"old").await.unwrap();
+        db.flush().await.unwrap();
+        db.put_with_options(b"x", b"short-lived", PutOptions::expire_after(100))
+            .await
+            .unwrap();
+        db.flush().await.unwrap();
+        db.put(b"b", b"new").await.unwrap();
+        db.flush().await.unwrap();
+        clock.advance(100);
+        assert_eq!(db.purge_expired(100).await.unwrap().removed, 1);
+        let step = db.maintenance_step().await.unwrap();
+        assert_eq!(step.compactions, 1, "the expired SST is dropped whole");
+        assert_eq!(db.stats().levels[0].ssts.len(), 2);
+        assert_eq!(db.get(b"b").await.unwrap().as_deref(), Some(&b"new"[..]));
+    });
+}

@@ -380,7 +380,11 @@ impl Inner {
                         puts.extend(built.pages.iter().cloned());
                         out.push(Rc::new(SstHandle::new(built.meta.clone())));
                     }
-                    out.sort_by(|a, b| a.first_key().cmp(b.first_key()));
+                    // Deeper levels are ordered by key; L0 stays newest first (only a whole
+                    // drop has L0 as its output level, and it adds nothing there).
+                    if plan.output_level > 0 {
+                        out.sort_by(|a, b| a.first_key().cmp(b.first_key()));
+                    }
                 }
                 while version.levels.len() > 1 && version.levels.last().is_some_and(Vec::is_empty) {
                     version.levels.pop();
