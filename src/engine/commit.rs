@@ -5,8 +5,12 @@
 //! commit from the state, send it, and on success apply its effect to the state *before* leaving
 //! the gate, so the next commit's precondition names the version this one installed.
 
+use alloc::vec::Vec;
+
+use super::flush::{install_manifest, manifest_commit};
 use super::state::{Inner, State};
 use crate::error::{Error, Result};
+use crate::format::Manifest;
 use crate::store::Commit;
 
 impl Inner {
@@ -43,6 +47,29 @@ impl Inner {
                 Err(e)
             }
         }
+    }
+}
+
+impl Inner {
+    /// Commit the current manifest with `change` applied and nothing else, unless `change`
+    /// returns false (nothing to change).
+    pub(crate) async fn commit_manifest_change(
+        &self,
+        change: impl FnOnce(&mut Manifest) -> bool,
+    ) -> Result<()> {
+        self.commit_gated(
+            |st| {
+                let mut manifest = st.manifest.clone();
+                if !change(&mut manifest) {
+                    return Ok(None);
+                }
+                let commit = manifest_commit(st, &manifest, Vec::new(), Vec::new());
+                Ok(Some((commit, manifest)))
+            },
+            install_manifest,
+        )
+        .await
+        .map(|_| ())
     }
 }
 

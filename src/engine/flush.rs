@@ -54,22 +54,12 @@ impl Inner {
     pub(crate) async fn persist_clock_seed(&self) -> Result<()> {
         let _guard = self.manifest_lock.lock().await;
         let seed = self.clock.last_issued();
-        self.commit_gated(
-            |st| {
-                if st.manifest.clock_seed >= seed {
-                    return Ok(None);
-                }
-                let mut manifest = st.manifest.clone();
-                manifest.clock_seed = seed;
-                Ok(Some((
-                    manifest_commit(st, &manifest, Vec::new(), Vec::new()),
-                    manifest,
-                )))
-            },
-            install_manifest,
-        )
+        self.commit_manifest_change(|manifest| {
+            let behind = manifest.clock_seed < seed;
+            manifest.clock_seed = manifest.clock_seed.max(seed);
+            behind
+        })
         .await
-        .map(|_| ())
     }
 
     /// Write the oldest frozen memtable as an L0 SST and commit it.

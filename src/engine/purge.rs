@@ -19,7 +19,6 @@ use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 
-use super::flush::{install_manifest, manifest_commit};
 use super::keys::{expiry_index_from, namespace_of, parse_expiry_index_key, user_key};
 use super::memtable::MemVersion;
 use super::options::{ExpiredEntry, Replacement};
@@ -182,20 +181,12 @@ impl Inner {
     /// Commit a manifest whose `purged_until` is at least `horizon`.
     async fn commit_purged_until(&self, horizon: i64) -> Result<()> {
         let seed = self.clock.last_issued();
-        self.commit_gated(
-            |st| {
-                let mut manifest = st.manifest.clone();
-                manifest.purged_until = manifest.purged_until.max(horizon);
-                manifest.clock_seed = manifest.clock_seed.max(seed);
-                Ok(Some((
-                    manifest_commit(st, &manifest, Vec::new(), Vec::new()),
-                    manifest,
-                )))
-            },
-            install_manifest,
-        )
+        self.commit_manifest_change(|manifest| {
+            manifest.purged_until = manifest.purged_until.max(horizon);
+            manifest.clock_seed = manifest.clock_seed.max(seed);
+            true
+        })
         .await
-        .map(|_| ())
     }
 
     /// Look up when the next index entry is due (from `from` on) and record it, or `due_now`.
