@@ -209,6 +209,7 @@ fn no_expire_event_fires_twice_or_is_lost_when_a_crash_hits_before_a_commit() {
         },
         false,
     );
+    println!("expire events: crashed before each of {points} commit points, none repeated or lost");
     assert!(
         points > 40,
         "the workload should reach many commit points, reached {points}"
@@ -224,6 +225,7 @@ fn no_expire_event_fires_twice_when_a_crash_hits_after_a_commit() {
         },
         true,
     );
+    println!("expire events: crashed after each of {points} commit points, none repeated");
     assert!(
         points > 40,
         "the workload should reach many commit points, reached {points}"
