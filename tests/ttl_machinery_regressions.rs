@@ -1,7 +1,8 @@
 //! Regressions found by reviewing the TTL machinery: a purge rolled back inside another writer's
 //! group commit, a whole-SST drop under a snapshot, a dropped namespace's entries stalling the
-//! purge, errors after a purge committed, a failed next-expiry lookup, and the namespace default
-//! TTL. Each test failed on the code before its fix.
+//! purge, errors after a purge committed, a failed next-expiry lookup, the namespace default TTL,
+//! and a clock that went back across a crash below `purged_until`. Each test failed on the code
+//! before its fix.
 mod common;
 use common::*;
 
@@ -299,5 +300,35 @@ fn a_namespace_without_a_default_uses_the_database_default() {
         assert_eq!(db.ttl(b"k").await.unwrap(), 1_000);
         assert_eq!(ns.ttl(b"k").await.unwrap(), 1_000);
         let _ = ns.scan(&ScanOptions::default()).await.unwrap();
+    });
+}
+
+/// Used to fail: after a purge moved `purged_until` past a clock that later restarted earlier
+/// (the wall clock went back across a crash), a new key could expire below `purged_until`, where
+/// the purge never looks: it expired without its event.
+#[test]
+fn a_key_written_after_the_clock_went_back_across_a_crash_still_gets_its_expire_event() {
+    let (db, store, clock) = fresh(quiet());
+    run(async {
+        db.put_with_options(b"stale", b"v", PutOptions::expire_after(100))
+            .await
+            .unwrap();
+        db.persist(b"stale").await.unwrap();
+        clock.advance(1_000);
+        // Only a stale entry: purged_until moves in memory, and a namespace commit stores it.
+        assert_eq!(db.purge_expired(100).await.unwrap().stale, 1);
+        db.namespace("other", None).await.unwrap();
+    });
+    drop(db); // a crash: no close, so no clock seed committed
+    let earlier = ttlkv::FakeClock::new(T0);
+    let db = reopen(&store, &earlier, quiet());
+    run(async {
+        db.put_with_options(b"fresh", b"v", PutOptions::expire_after(500))
+            .await
+            .unwrap();
+        earlier.advance(2_000);
+        let report = db.purge_expired(100).await.unwrap();
+        let keys: Vec<_> = report.expired.iter().map(|e| e.key.clone()).collect();
+        assert_eq!(keys, vec![b"fresh".to_vec()]);
     });
 }

@@ -62,6 +62,9 @@ async fn take_writer_role(store: &dyn PageStore, clock: &MonotonicClock) -> Resu
         };
         manifest.writer_epoch += 1;
         clock.observe(manifest.clock_seed);
+        // The purge set purged_until at a time no earlier than purged_until - 1, and never looks
+        // below it again: a clock that restarted earlier could give a new key an expiry there.
+        clock.observe(manifest.purged_until.saturating_sub(1));
         manifest.clock_seed = clock.now();
         let version = expected_version + 1;
         let committed = store
