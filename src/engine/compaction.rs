@@ -7,8 +7,8 @@
 //! The output, the new manifest and the deletion of unreferenced SST pages go in one commit.
 //!
 //! Expiry drives it too: an SST whose every row has expired and been purged is dropped whole,
-//! without reading it (the purge's tombstones and newer versions above shadow every key it
-//! holds); an SST whose expiry percentiles say at least `expiry_compaction_share` of it has
+//! without reading it, once every older SST its keys overlap has too (so nothing it uncovers is
+//! live); an SST whose expiry percentiles say at least `expiry_compaction_share` of it has
 //! expired, or that is older than `periodic_compaction_ms`, is compacted (Milvus, SlateDB).
 
 use alloc::rc::Rc;
