@@ -23,7 +23,7 @@ use super::keys::{expiry_index_from, namespace_of, parse_expiry_index_key, user_
 use super::memtable::MemVersion;
 use super::options::{ExpiredEntry, Replacement};
 use super::state::Inner;
-use super::write::{Outcome, TtlPolicy, WriteOp};
+use super::write::{TtlPolicy, WriteOp};
 use crate::error::{Error, Result};
 
 /// A function called for each key about to be removed because it expired. Returning a
@@ -52,8 +52,9 @@ pub struct PurgeReport {
 enum Verdict {
     /// The key expired: one event, nothing to write.
     Expired(ExpiredEntry),
-    /// The key expired and the hook rewrites it (the op at this index of the slice's writes).
-    Rewritten(usize),
+    /// The key expired and the hook rewrites it: this write, applied if the key still holds the
+    /// row the purge read (given back, to serve as the write's read).
+    Rewrite(WriteOp, MemVersion),
     /// The entry no longer describes the key's row, or its namespace was dropped.
     Stale,
 }
@@ -69,11 +70,10 @@ struct Slice {
     drops_entries: bool,
 }
 
-/// Cut the due index rows (at most `limit`, read from `purged_until` on) into a slice. A full read
-/// that spans several expiry times leaves the last one for the next slice, so `purged_until`
-/// can move to it; a full read of a single expiry time has no such cut.
-fn cut_slice<V>(rows: Vec<(Vec<u8>, V)>, limit: usize, now: i64) -> Slice {
-    let more_due = rows.len() >= limit;
+/// Cut the due index rows (read from `purged_until` on; `more_due`: the read stopped at its limit)
+/// into a slice. A full read that spans several expiry times leaves the last one for the next
+/// slice, so `purged_until` can move to it; a full read of a single expiry time has no such cut.
+fn cut_slice<V>(rows: Vec<(Vec<u8>, V)>, more_due: bool, now: i64) -> Slice {
     let mut entries: Vec<(i64, Vec<u8>, Vec<u8>)> = rows
         .into_iter()
         .filter_map(|(index_key, _)| {
@@ -126,41 +126,45 @@ impl Inner {
             more_due: rows.len() >= limit,
             ..PurgeReport::default()
         };
-        let slice = cut_slice(rows, limit, now);
-        let mut verdicts = Vec::with_capacity(slice.entries.len());
+        let slice = cut_slice(rows, report.more_due, now);
+        // The hook's rewrites first, then the entries to drop: the first outcomes are the
+        // rewrites'.
         let mut ops = Vec::new();
-        let mut rows = BTreeMap::new();
+        let mut drops = Vec::new();
+        let mut read = BTreeMap::new();
         for (expire_at, data_key, index_key) in &slice.entries {
             let row = self.lookup(data_key, read_seq).await?;
-            let verdict = self.judge(
-                *expire_at,
-                data_key,
-                row.as_ref(),
-                now,
-                hook.as_ref(),
-                &mut ops,
-                &mut report,
-            );
-            verdicts.push(verdict);
-            rows.insert(data_key.clone(), row);
+            match self.judge(*expire_at, data_key, row, now, hook.as_ref(), &mut report) {
+                Verdict::Expired(event) => {
+                    report.removed += 1;
+                    report.expired.push(event);
+                }
+                Verdict::Rewrite(op, row) => {
+                    ops.push(op);
+                    read.insert(data_key.clone(), Some(row));
+                }
+                Verdict::Stale => report.stale += 1,
+            }
             if slice.drops_entries {
-                ops.push(WriteOp::DropIndexEntry {
+                drops.push(WriteOp::DropIndexEntry {
                     key: index_key.clone(),
                 });
             }
         }
-        let mut outcomes = Vec::new();
+        let rewrites = ops.len();
+        ops.append(&mut drops);
         if !ops.is_empty() {
             // The rows just read serve as the write's reads, unless something changed meanwhile
             // (then it reads again): each key is read once, not twice. Durable whatever the
             // database's durability: the events below may only fire once it cannot be lost.
-            outcomes = self
-                .write_ops_prefetched(ops, TtlPolicy::default(), Some((snapshot, rows)), true)
+            let outcomes = self
+                .write_ops_prefetched(ops, TtlPolicy::default(), Some((snapshot, read)), true)
                 .await?
                 .unwrap_or_default();
-        }
-        for verdict in verdicts {
-            tally(&mut report, verdict, &outcomes);
+            let applied = outcomes.iter().take(rewrites).filter(|o| o.applied).count();
+            report.rewritten += applied;
+            // A rewrite not applied: the key changed after the purge read it.
+            report.stale += rewrites - applied;
         }
         if report.removed + report.rewritten > 0 && !slice.drops_entries {
             // An event fires once: purged_until is durable before the report leaves, and so is
@@ -222,16 +226,13 @@ impl Inner {
     }
 
     /// Decide what to do with one due entry, given the key's current `row` (calling the hook).
-    /// A rewrite's op is pushed to `ops`.
-    #[allow(clippy::too_many_arguments)]
     fn judge(
         &self,
         expire_at: i64,
         data_key: &[u8],
-        row: Option<&MemVersion>,
+        row: Option<MemVersion>,
         now: i64,
         hook: Option<&ExpireHook>,
-        ops: &mut Vec<WriteOp>,
         report: &mut PurgeReport,
     ) -> Verdict {
         let ns = namespace_of(data_key).unwrap_or(0);
@@ -246,10 +247,10 @@ impl Inner {
                 _ => return Verdict::Stale,
             }
         };
-        let Some(row) = row.filter(|v| v.expire_at == Some(expire_at)) else {
+        let Some(mut row) = row.filter(|v| v.expire_at == Some(expire_at)) else {
             return Verdict::Stale;
         };
-        let Some(value) = row.value.clone() else {
+        let Some(value) = row.value.take() else {
             return Verdict::Stale;
         };
         let event = ExpiredEntry {
@@ -269,26 +270,14 @@ impl Inner {
             )));
             return Verdict::Expired(event);
         }
-        ops.push(WriteOp::ReplaceExpired {
+        let op = WriteOp::ReplaceExpired {
             key: data_key.to_vec(),
             expire_at,
             seen_seq: row.seq,
             value: r.value,
             new_expire_at: at,
-        });
-        Verdict::Rewritten(ops.len() - 1)
-    }
-}
-
-fn tally(report: &mut PurgeReport, verdict: Verdict, outcomes: &[Outcome]) {
-    match verdict {
-        Verdict::Expired(event) => {
-            report.removed += 1;
-            report.expired.push(event);
-        }
-        Verdict::Rewritten(op) if outcomes.get(op).is_some_and(|o| o.applied) => {
-            report.rewritten += 1;
-        }
-        Verdict::Rewritten(_) | Verdict::Stale => report.stale += 1,
+        };
+        row.value = Some(event.value);
+        Verdict::Rewrite(op, row)
     }
 }

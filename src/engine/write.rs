@@ -101,9 +101,9 @@ impl WriteOp {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Outcome {
     /// put: written; delete: a live key was removed; expire/persist: the expiry changed;
-    /// get_ex: the key was live; resolve: the key was removed or rewritten.
+    /// get_ex: the key was live; replace_expired: the key was rewritten.
     pub applied: bool,
-    /// get_ex: the live value; resolve: the expired value.
+    /// get_ex: the live value.
     pub value: Option<Vec<u8>>,
 }
 
@@ -534,10 +534,7 @@ fn plan(ops: &[WriteOp], current: &CurrentRows, now: i64, policy: &TtlPolicy) ->
                         key.to_vec(),
                         Planned::value(value.clone(), *new_expire_at, now),
                     );
-                    Outcome {
-                        applied: true,
-                        value: raw.and_then(|v| v.value),
-                    }
+                    Outcome::yes()
                 } else {
                     Outcome::no()
                 }
