@@ -9,10 +9,11 @@ fuzz_target!(|data: &[u8]| {
     let Some((&selector, bytes)) = data.split_first() else {
         return;
     };
-    let features = if selector & 1 == 0 {
-        RowFeatures::V1_BASE
-    } else {
-        RowFeatures::V1_WITH_EXPIRY
+    let features = match selector & 3 {
+        0 => RowFeatures::V1_BASE,
+        1 => RowFeatures::V1_WITH_EXPIRY,
+        2 => RowFeatures::COMPACT_BASE,
+        _ => RowFeatures::COMPACT_WITH_EXPIRY,
     };
     if let Ok((row, used)) = decode_row(bytes, features) {
         let mut again = Vec::new();

@@ -43,9 +43,9 @@ impl SstWriter {
     /// A writer for SST `id`. `with_expiry` must be true if any row may carry an expiry.
     pub(crate) fn new(id: u64, with_expiry: bool, page_size: usize, creation_ts: i64) -> Self {
         let features = if with_expiry {
-            RowFeatures::V1_WITH_EXPIRY
+            RowFeatures::COMPACT_WITH_EXPIRY
         } else {
-            RowFeatures::V1_BASE
+            RowFeatures::COMPACT_BASE
         };
         SstWriter {
             id,

@@ -1,7 +1,9 @@
 //! The two primitives every codec in [`format`](super) is built from: a bounded [`Reader`] over a
 //! byte slice, and little-endian write helpers.
 //!
-//! All integers are little-endian and fixed width. The reader never indexes: each read takes its
+//! Integers are little-endian and fixed width, except the LEB128 varints of compact rows
+//! ([`Reader::varint`], [`put_varint`]; the `unsigned-varint` crate, which rejects overlong and
+//! overflowing encodings, so each number has exactly one encoding). The reader never indexes: each read takes its
 //! bytes with a checked split and returns an [`ErrorKind::Corruption`](crate::ErrorKind::Corruption)
 //! error that says what was cut short, so a decoder built on it cannot read past its input.
 //! This file knows nothing of rows, pages or checksums.
@@ -108,6 +110,29 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Read an unsigned LEB128 varint of at most 10 bytes in its one minimal encoding.
+    /// `Corruption`: "truncated `what`" if the input ends inside it, "`what` is not a minimal
+    /// varint" or "`what` overflows 64 bits" otherwise.
+    pub fn varint(&mut self, what: &str) -> Result<u64> {
+        match unsigned_varint::decode::u64(self.rest) {
+            // The tenth byte holds bit 63 alone; the crate drops any higher bits it has, which
+            // would give one number two encodings.
+            Ok((_, rest)) if self.rest.len() - rest.len() == 10 && self.rest.get(9) > Some(&1) => {
+                Err(Error::corruption(format!("{what} overflows 64 bits")))
+            }
+            Ok((value, rest)) => {
+                self.consumed += self.rest.len() - rest.len();
+                self.rest = rest;
+                Ok(value)
+            }
+            Err(unsigned_varint::decode::Error::Insufficient) => Err(truncated(what)),
+            Err(unsigned_varint::decode::Error::NotMinimal) => {
+                Err(Error::corruption(format!("{what} is not a minimal varint")))
+            }
+            Err(_) => Err(Error::corruption(format!("{what} overflows 64 bits"))),
+        }
+    }
+
     /// A length written as `u32`, checked against the bytes left (so it can size an allocation).
     pub fn len_u32(&mut self, what: &str) -> Result<usize> {
         let len = self.u32(what)?;
@@ -170,6 +195,29 @@ pub fn put_u64(out: &mut Vec<u8>, value: u64) {
 /// Append an `i64`, little-endian.
 pub fn put_i64(out: &mut Vec<u8>, value: i64) {
     out.extend_from_slice(&value.to_le_bytes());
+}
+
+/// Append `value` as an unsigned LEB128 varint (1 to 10 bytes, minimal).
+pub fn put_varint(out: &mut Vec<u8>, value: u64) {
+    let mut buf = unsigned_varint::encode::u64_buffer();
+    out.extend_from_slice(unsigned_varint::encode::u64(value, &mut buf));
+}
+
+/// The number of bytes [`put_varint`] writes for `value`.
+pub fn varint_len(value: u64) -> usize {
+    // 7 bits per byte; 0 still takes one byte.
+    (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// `value` mapped to an unsigned number that is small when `|value|` is small (0, -1, 1, -2, …
+/// become 0, 1, 2, 3, …), for [`put_varint`].
+pub fn zigzag(value: i64) -> u64 {
+    ((value << 1) ^ (value >> 63)) as u64
+}
+
+/// The inverse of [`zigzag`].
+pub fn unzigzag(value: u64) -> i64 {
+    ((value >> 1) as i64) ^ -((value & 1) as i64)
 }
 
 /// Append a length as `u64`. A `usize` always fits on the targets Rust supports; the saturation
@@ -250,6 +298,57 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::Corruption);
         assert_eq!(e.message(), "reserved bytes are not zero");
         assert!(Reader::new(&[0]).zeros::<2>("reserved bytes").is_err());
+    }
+
+    #[test]
+    fn varints_round_trip_in_their_minimal_length() {
+        for value in [
+            0,
+            1,
+            127,
+            128,
+            16_383,
+            16_384,
+            u64::from(u32::MAX),
+            u64::MAX,
+        ] {
+            let mut out = vec![];
+            put_varint(&mut out, value);
+            assert_eq!(out.len(), varint_len(value), "{value}");
+            out.push(0xaa);
+            let mut r = Reader::new(&out);
+            assert_eq!(r.varint("n").unwrap(), value);
+            assert_eq!(r.remaining(), 1);
+        }
+        for value in [0, 1, -1, 63, -64, 64, i64::MAX, i64::MIN] {
+            assert_eq!(unzigzag(zigzag(value)), value);
+            assert!(zigzag(value) <= value.unsigned_abs().saturating_mul(2));
+        }
+        // What follows a short varint is not part of it, whatever its tenth byte is.
+        let mut r = Reader::new(&[5, 0, 0, 0, 0, 0, 0, 0, 0, 9]);
+        assert_eq!(r.varint("n").unwrap(), 5);
+        assert_eq!(zigzag(-1), 1);
+        assert_eq!(zigzag(1), 2);
+    }
+
+    #[test]
+    fn a_bad_varint_is_corruption_and_does_not_move_the_cursor() {
+        let cases: [(&[u8], &str); 4] = [
+            (&[0x80, 0x80], "truncated seq"),
+            (&[0x80, 0x00], "seq is not a minimal varint"),
+            (&[0xff; 11], "seq overflows 64 bits"),
+            (
+                &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02],
+                "seq overflows 64 bits",
+            ),
+        ];
+        for (bytes, message) in cases {
+            let mut r = Reader::new(bytes);
+            let e = r.varint("seq").unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Corruption);
+            assert_eq!(e.message(), message);
+            assert_eq!(r.position(), 0);
+        }
     }
 
     #[test]

@@ -17,7 +17,7 @@ use core::cmp::Ordering;
 
 use super::checksum::{seal, unchecked_body, unseal, CHECKSUM_LEN};
 use super::codec::{put_u16, put_u32, put_u8, Reader};
-use super::row::{decode_row, encode_row, row_order, RowFeatures, RowRef};
+use super::row::{decode_row, decode_row_key, encode_row, row_order, RowFeatures, RowRef};
 use super::{open_body, read_version_byte, FORMAT_VERSION_BYTE};
 use crate::error::{Error, Result};
 
@@ -280,9 +280,7 @@ impl DataPage {
     /// The key of row `index`, without decoding the rest of the row.
     /// `InvalidArgument` ("row index out of range") if `index >= len()`.
     pub fn key(&self, index: usize) -> Result<&[u8]> {
-        let mut r = Reader::new(self.row_bytes(index)?);
-        let len = r.u16("row key length")?;
-        r.bytes(usize::from(len), "row key")
+        decode_row_key(self.row_bytes(index)?, self.features)
     }
 
     /// The index of the first row whose key is `>= key`, or `len()` if there is none. Where a key

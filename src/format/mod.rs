@@ -33,8 +33,8 @@ pub use data_page::{DataPage, DataPageBuilder};
 pub use key_filter::{key_hash, KeyFilter};
 pub use manifest::{Manifest, NamespaceEntry};
 pub use row::{
-    decode_row, encode_row, encoded_row_len, row_order, Row, RowFeatures, RowRef, FLAG_HAS_EXPIRE,
-    FLAG_TOMBSTONE,
+    decode_row, decode_row_key, encode_row, encoded_row_len, row_order, Row, RowFeatures, RowRef,
+    FLAG_HAS_EXPIRE, FLAG_TOMBSTONE,
 };
 pub use sst_meta::{expiry_percentiles, PageRef, SstMeta};
 pub use wal::{decode_wal_page, encode_wal_batch, encode_wal_page};

@@ -1,8 +1,11 @@
 //! Rows: the unit every SST data page and WAL batch is made of, and the [`RowFeatures`] that say
-//! which attributes an SST's rows carry (SlateDB's `row_features`).
+//! which attributes an SST's rows carry and how their numbers are written (SlateDB's
+//! `row_features`).
 //!
 //! ```text
-//! | key_len u16 | key | flags u8 | seq u64 | ts i64 | expire_at i64 ¹ | value_len u32 ² | value ² |
+//! fixed:   | key_len u16 | key | flags u8 | seq u64 | ts i64 | expire_at i64 ¹ | value_len u32 ² | value ² |
+//! compact: | key_len v | key | flags u8 | seq v | ts zv | expire_at - ts zv ¹ | value_len v ² | value ² |
+//! v = LEB128 varint, zv = zigzag varint
 //! ¹ only if the features have EXPIRE_AT and the flags have FLAG_HAS_EXPIRE
 //! ² omitted for tombstones (FLAG_TOMBSTONE)
 //! ```
@@ -14,12 +17,17 @@ use alloc::format;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
-use super::codec::{put_i64, put_u16, put_u32, put_u64, put_u8, Reader};
+use super::codec::{
+    put_i64, put_u16, put_u32, put_u64, put_u8, put_varint, unzigzag, varint_len, zigzag, Reader,
+};
 use crate::error::{Error, Result};
 
 /// Which attributes each row of an SST carries (SlateDB's `row_features`), as a bit set.
 /// Version 1 requires [`FLAGS`](Self::FLAGS), [`SEQ`](Self::SEQ) and
-/// [`TIMESTAMP`](Self::TIMESTAMP); [`EXPIRE_AT`](Self::EXPIRE_AT) is optional.
+/// [`TIMESTAMP`](Self::TIMESTAMP); [`EXPIRE_AT`](Self::EXPIRE_AT) and
+/// [`VARINT`](Self::VARINT) are optional. Writers use [`COMPACT_BASE`](Self::COMPACT_BASE) and
+/// [`COMPACT_WITH_EXPIRY`](Self::COMPACT_WITH_EXPIRY); the fixed-width `V1_*` rows of earlier
+/// writers stay readable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RowFeatures(u8);
 
@@ -32,13 +40,20 @@ impl RowFeatures {
     pub const TIMESTAMP: u8 = 4;
     /// Rows may carry an expiry time (those with [`FLAG_HAS_EXPIRE`]).
     pub const EXPIRE_AT: u8 = 8;
+    /// Lengths, `seq`, `ts` and `expire_at` are varints (`expire_at` as its distance from `ts`),
+    /// not fixed-width integers: a compact row.
+    pub const VARINT: u8 = 16;
 
-    const KNOWN: u8 = Self::FLAGS | Self::SEQ | Self::TIMESTAMP | Self::EXPIRE_AT;
+    const KNOWN: u8 = Self::FLAGS | Self::SEQ | Self::TIMESTAMP | Self::EXPIRE_AT | Self::VARINT;
 
-    /// `FLAGS | SEQ | TIMESTAMP`: rows without expiry.
+    /// `FLAGS | SEQ | TIMESTAMP`: fixed-width rows without expiry.
     pub const V1_BASE: RowFeatures = RowFeatures(Self::FLAGS | Self::SEQ | Self::TIMESTAMP);
-    /// All four features: rows may carry an expiry.
-    pub const V1_WITH_EXPIRY: RowFeatures = RowFeatures(Self::KNOWN);
+    /// `V1_BASE | EXPIRE_AT`: fixed-width rows that may carry an expiry.
+    pub const V1_WITH_EXPIRY: RowFeatures = RowFeatures(Self::V1_BASE.0 | Self::EXPIRE_AT);
+    /// `V1_BASE | VARINT`: compact rows without expiry.
+    pub const COMPACT_BASE: RowFeatures = RowFeatures(Self::V1_BASE.0 | Self::VARINT);
+    /// `V1_WITH_EXPIRY | VARINT`: compact rows that may carry an expiry.
+    pub const COMPACT_WITH_EXPIRY: RowFeatures = RowFeatures(Self::KNOWN);
 
     /// The bit set.
     pub fn bits(self) -> u8 {
@@ -66,6 +81,11 @@ impl RowFeatures {
     pub fn has_expiry(self) -> bool {
         self.0 & Self::EXPIRE_AT != 0
     }
+
+    /// Whether rows are compact (varint numbers).
+    pub fn is_compact(self) -> bool {
+        self.0 & Self::VARINT != 0
+    }
 }
 
 /// Row flag: the row is a tombstone (a delete); it has no value.
@@ -75,11 +95,12 @@ pub const FLAG_HAS_EXPIRE: u8 = 0x02;
 
 const KNOWN_FLAGS: u8 = FLAG_TOMBSTONE | FLAG_HAS_EXPIRE;
 
-/// The fixed part of every row: key_len, flags, seq and ts.
+/// The fixed part of every fixed-width row: key_len, flags, seq and ts.
 const FIXED_LEN: usize = 2 + 1 + 8 + 8;
 
-/// The smallest encoding of a row (a tombstone with an empty key), in bytes.
-pub const MIN_ROW_LEN: usize = FIXED_LEN;
+/// The smallest encoding of a row (a compact tombstone with an empty key, seq 0 and ts 0: four
+/// one-byte fields), in bytes.
+pub const MIN_ROW_LEN: usize = 4;
 
 /// A borrowed row. `value: None` is a tombstone. Rows sort by key ascending, then seq descending.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,6 +201,21 @@ pub fn encode_row(out: &mut Vec<u8>, features: RowFeatures, row: &RowRef<'_>) ->
         flags |= FLAG_HAS_EXPIRE;
     }
     out.reserve(encoded_row_len(features, row));
+    if features.is_compact() {
+        put_varint(out, u64::from(key_len));
+        out.extend_from_slice(row.key);
+        put_u8(out, flags);
+        put_varint(out, row.seq);
+        put_varint(out, zigzag(row.ts));
+        if let Some(expire_at) = row.expire_at {
+            put_varint(out, zigzag(expire_at.wrapping_sub(row.ts)));
+        }
+        if let (Some(len), Some(value)) = (value_len, row.value) {
+            put_varint(out, u64::from(len));
+            out.extend_from_slice(value);
+        }
+        return Ok(());
+    }
     put_u16(out, key_len);
     out.extend_from_slice(row.key);
     put_u8(out, flags);
@@ -197,13 +233,36 @@ pub fn encode_row(out: &mut Vec<u8>, features: RowFeatures, row: &RowRef<'_>) ->
 
 /// The number of bytes [`encode_row`] writes for `row` (for a row it accepts).
 pub fn encoded_row_len(features: RowFeatures, row: &RowRef<'_>) -> usize {
-    let expire = if features.has_expiry() && row.expire_at.is_some() {
-        8
-    } else {
-        0
-    };
-    let value = row.value.map_or(0, |v| 4 + v.len());
-    FIXED_LEN + row.key.len() + expire + value
+    let expire_at = row.expire_at.filter(|_| features.has_expiry());
+    if features.is_compact() {
+        let len = |n: usize| varint_len(u64::try_from(n).unwrap_or(u64::MAX));
+        return len(row.key.len())
+            + row.key.len()
+            + 1
+            + varint_len(row.seq)
+            + varint_len(zigzag(row.ts))
+            + expire_at.map_or(0, |at| varint_len(zigzag(at.wrapping_sub(row.ts))))
+            + row.value.map_or(0, |v| len(v.len()) + v.len());
+    }
+    FIXED_LEN + row.key.len() + expire_at.map_or(0, |_| 8) + row.value.map_or(0, |v| 4 + v.len())
+}
+
+/// Read a key length of a row with `features`.
+fn key_len(r: &mut Reader<'_>, features: RowFeatures) -> Result<usize> {
+    if !features.is_compact() {
+        return r.u16("row key length").map(usize::from);
+    }
+    match u16::try_from(r.varint("row key length")?) {
+        Ok(len) => Ok(usize::from(len)),
+        Err(_) => Err(Error::corruption("row key length exceeds 65535")),
+    }
+}
+
+/// The key of the row at the front of `buf`, without decoding the rest of the row.
+pub fn decode_row_key(buf: &[u8], features: RowFeatures) -> Result<&[u8]> {
+    let mut r = Reader::new(buf);
+    let len = key_len(&mut r, features)?;
+    r.bytes(len, "row key")
 }
 
 /// Decode one row from the front of `buf`; returns the row and the number of bytes it took.
@@ -212,8 +271,9 @@ pub fn encoded_row_len(features: RowFeatures, row: &RowRef<'_>) -> usize {
 /// [`FLAG_HAS_EXPIRE`] but `features` lacks `EXPIRE_AT`, or a tombstone has `FLAG_HAS_EXPIRE`.
 pub fn decode_row(buf: &[u8], features: RowFeatures) -> Result<(RowRef<'_>, usize)> {
     let mut r = Reader::new(buf);
-    let key_len = r.u16("row key length")?;
-    let key = r.bytes(usize::from(key_len), "row key")?;
+    let compact = features.is_compact();
+    let key_len = key_len(&mut r, features)?;
+    let key = r.bytes(key_len, "row key")?;
     let flags = r.u8("row flags")?;
     if flags & !KNOWN_FLAGS != 0 {
         return Err(Error::corruption(format!(
@@ -230,15 +290,23 @@ pub fn decode_row(buf: &[u8], features: RowFeatures) -> Result<(RowRef<'_>, usiz
     if has_expire && tombstone {
         return Err(Error::corruption("tombstone with an expire_at"));
     }
-    let seq = r.u64("row seq")?;
-    let ts = r.i64("row ts")?;
-    let expire_at = if has_expire {
-        Some(r.i64("row expire_at")?)
+    let (seq, ts) = if compact {
+        (r.varint("row seq")?, unzigzag(r.varint("row ts")?))
     } else {
-        None
+        (r.u64("row seq")?, r.i64("row ts")?)
+    };
+    let expire_at = match (has_expire, compact) {
+        (false, _) => None,
+        (true, true) => Some(ts.wrapping_add(unzigzag(r.varint("row expire_at")?))),
+        (true, false) => Some(r.i64("row expire_at")?),
     };
     let value = if tombstone {
         None
+    } else if compact {
+        let len = u32::try_from(r.varint("row value length")?)
+            .map_err(|_| Error::corruption("row value length exceeds 4294967295"))?;
+        let len = usize::try_from(len).map_err(|_| Error::corruption("truncated row value"))?;
+        Some(r.bytes(len, "row value")?)
     } else {
         let len = r.len_u32("row value length")?;
         Some(r.bytes(len, "row value")?)
@@ -289,17 +357,77 @@ mod tests {
         assert_eq!(decoded.to_row(), *row);
     }
 
+    const ALL_FEATURES: [RowFeatures; 4] = [
+        RowFeatures::V1_BASE,
+        RowFeatures::V1_WITH_EXPIRY,
+        RowFeatures::COMPACT_BASE,
+        RowFeatures::COMPACT_WITH_EXPIRY,
+    ];
+
     #[test]
     fn rows_round_trip_with_and_without_expiry() {
-        for features in [RowFeatures::V1_BASE, RowFeatures::V1_WITH_EXPIRY] {
+        for features in ALL_FEATURES {
             round_trip(features, &put(b"k", 1, b"v", None));
             round_trip(features, &put(b"", u64::MAX, b"", None));
             round_trip(features, &tombstone(b"gone", 7));
         }
-        round_trip(
+        for features in [
             RowFeatures::V1_WITH_EXPIRY,
-            &put(b"session", 3, b"data", Some(i64::MIN)),
+            RowFeatures::COMPACT_WITH_EXPIRY,
+        ] {
+            round_trip(features, &put(b"session", 3, b"data", Some(i64::MIN)));
+            round_trip(features, &put(b"session", 3, b"data", Some(i64::MAX)));
+            let mut far = put(b"k", u64::MAX, b"", Some(i64::MAX));
+            far.ts = i64::MIN;
+            round_trip(features, &far);
+        }
+    }
+
+    #[test]
+    fn the_compact_layout_is_the_documented_one() {
+        let mut row = put(b"ab", 300, b"xyz", Some(1_700_000_005_000));
+        let mut out = Vec::new();
+        encode_row(&mut out, RowFeatures::COMPACT_WITH_EXPIRY, &row.as_ref()).unwrap();
+        let ts = zigzag(1_700_000_000_000);
+        let mut expected = vec![2, b'a', b'b', FLAG_HAS_EXPIRE, 0xac, 0x02];
+        put_varint(&mut expected, ts);
+        // expire_at - ts = 5000, zigzagged 10000 = 0x2710.
+        expected.extend_from_slice(&[0x90, 0x4e, 3, b'x', b'y', b'z']);
+        assert_eq!(out, expected);
+        assert_eq!(out.len(), 18);
+
+        row.expire_at = None;
+        row.ts = -1;
+        let mut out = Vec::new();
+        encode_row(&mut out, RowFeatures::COMPACT_BASE, &row.as_ref()).unwrap();
+        assert_eq!(
+            out,
+            vec![2, b'a', b'b', 0, 0xac, 0x02, 1, 3, b'x', b'y', b'z']
         );
+
+        let mut out = Vec::new();
+        let mut empty = tombstone(b"", 0);
+        empty.ts = 0;
+        encode_row(&mut out, RowFeatures::COMPACT_BASE, &empty.as_ref()).unwrap();
+        assert_eq!(out, vec![0, FLAG_TOMBSTONE, 0, 0]);
+        assert_eq!(out.len(), MIN_ROW_LEN);
+    }
+
+    #[test]
+    fn a_compact_row_with_a_length_past_its_field_is_corruption() {
+        let mut bytes = Vec::new();
+        put_varint(&mut bytes, 65_536);
+        let e = decode_row(&bytes, RowFeatures::COMPACT_BASE).unwrap_err();
+        assert_eq!(e.message(), "row key length exceeds 65535");
+
+        let mut bytes = vec![1, b'k', 0, 1, 2];
+        put_varint(&mut bytes, 1 << 32);
+        let e = decode_row(&bytes, RowFeatures::COMPACT_BASE).unwrap_err();
+        assert_eq!(e.message(), "row value length exceeds 4294967295");
+
+        let bytes = vec![1, b'k', 0, 0x80, 0x00, 0, 0];
+        let e = decode_row(&bytes, RowFeatures::COMPACT_BASE).unwrap_err();
+        assert_eq!(e.message(), "row seq is not a minimal varint");
     }
 
     #[test]
@@ -315,15 +443,14 @@ mod tests {
 
         let mut out = Vec::new();
         encode_row(&mut out, RowFeatures::V1_BASE, &tombstone(b"a", 1).as_ref()).unwrap();
-        assert_eq!(out.len(), MIN_ROW_LEN + 1);
+        assert_eq!(out.len(), FIXED_LEN + 1);
         assert_eq!(out[3], FLAG_TOMBSTONE);
     }
 
     #[test]
     fn features_reject_unknown_bits_and_missing_base_bits() {
         for bits in 0..=u8::MAX {
-            let ok =
-                bits == RowFeatures::V1_BASE.bits() || bits == RowFeatures::V1_WITH_EXPIRY.bits();
+            let ok = ALL_FEATURES.iter().any(|f| f.bits() == bits);
             match RowFeatures::from_bits(bits) {
                 Ok(f) => {
                     assert!(ok, "{bits:#x} accepted");
@@ -337,6 +464,8 @@ mod tests {
         }
         assert!(!RowFeatures::V1_BASE.has_expiry());
         assert!(RowFeatures::V1_WITH_EXPIRY.has_expiry());
+        assert!(RowFeatures::COMPACT_WITH_EXPIRY.has_expiry());
+        assert!(RowFeatures::COMPACT_BASE.is_compact() && !RowFeatures::V1_BASE.is_compact());
     }
 
     #[test]
@@ -392,14 +521,25 @@ mod tests {
 
     #[test]
     fn decoder_rejects_every_truncation() {
-        let bytes = encoded(
+        for features in [
             RowFeatures::V1_WITH_EXPIRY,
-            &put(b"key", 1, b"value", Some(5)),
-        );
-        for len in 0..bytes.len() {
-            let e = decode_row(&bytes[..len], RowFeatures::V1_WITH_EXPIRY).unwrap_err();
-            assert_eq!(e.kind(), ErrorKind::Corruption);
-            assert!(e.message().starts_with("truncated"), "{}", e.message());
+            RowFeatures::COMPACT_WITH_EXPIRY,
+        ] {
+            let bytes = encoded(features, &put(b"key", 300, b"value", Some(5)));
+            for len in 0..bytes.len() {
+                let e = decode_row(&bytes[..len], features).unwrap_err();
+                assert_eq!(e.kind(), ErrorKind::Corruption);
+                assert!(e.message().starts_with("truncated"), "{}", e.message());
+            }
+        }
+    }
+
+    #[test]
+    fn the_key_alone_decodes_in_both_layouts() {
+        for features in ALL_FEATURES {
+            let bytes = encoded(features, &put(b"key", 1, b"value", None));
+            assert_eq!(decode_row_key(&bytes, features).unwrap(), b"key");
+            assert!(decode_row_key(&bytes[..2], features).is_err());
         }
     }
 

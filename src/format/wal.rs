@@ -3,9 +3,12 @@
 //! engine's rule, which this codec does not check).
 //!
 //! ```text
-//! page:  | "TKVW" | version u8 | reserved [u8; 3] | batch_count u32 | batches... | crc32 u32 |
-//! batch: | row_count u32 | rows... (encoded with RowFeatures::V1_WITH_EXPIRY) |
+//! page:  | "TKVW" | version u8 | row_features u8 | reserved [u8; 2] | batch_count u32 | batches... | crc32 u32 |
+//! batch: | row_count u32 | rows... (encoded with the page's row features) |
 //! ```
+//!
+//! Pages are written with [`WAL_ROW_FEATURES`] (compact rows). A `row_features` byte of 0 is a
+//! page of an earlier writer, whose rows are fixed-width (`V1_WITH_EXPIRY`).
 //!
 //! Replaying the WAL in page order is the engine's business; this file only encodes and checks.
 
@@ -21,11 +24,11 @@ use crate::error::{Error, Result};
 /// The first four bytes of every WAL page.
 pub const WAL_MAGIC: [u8; 4] = *b"TKVW";
 
-/// The features every WAL row is encoded with.
-pub const WAL_ROW_FEATURES: RowFeatures = RowFeatures::V1_WITH_EXPIRY;
+/// The features every WAL row is written with.
+pub const WAL_ROW_FEATURES: RowFeatures = RowFeatures::COMPACT_WITH_EXPIRY;
 
-/// magic, version, reserved, batch_count.
-const HEADER_LEN: usize = 4 + 1 + 3 + 4;
+/// magic, version, row_features, reserved, batch_count.
+const HEADER_LEN: usize = 4 + 1 + 1 + 2 + 4;
 /// The smallest encoded batch: an empty one (its row count).
 const MIN_BATCH_LEN: usize = 4;
 
@@ -53,7 +56,8 @@ pub fn encode_wal_page(batches: &[u8], batch_count: u32) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER_LEN + batches.len() + CHECKSUM_LEN);
     out.extend_from_slice(&WAL_MAGIC);
     put_u8(&mut out, FORMAT_VERSION_BYTE);
-    out.extend_from_slice(&[0; 3]);
+    put_u8(&mut out, WAL_ROW_FEATURES.bits());
+    out.extend_from_slice(&[0; 2]);
     put_u32(&mut out, batch_count);
     out.extend_from_slice(batches);
     seal(&mut out);
@@ -61,8 +65,9 @@ pub fn encode_wal_page(batches: &[u8], batch_count: u32) -> Vec<u8> {
 }
 
 /// Verify and decode a WAL page into its batches of rows. `Corruption` (message prefixed "wal
-/// page") on a checksum mismatch, bad magic, another version, non-zero reserved bytes, a bad
-/// row, fewer or more bytes than the batch and row counts account for.
+/// page") on a checksum mismatch, bad magic, another version, row features other than 0 (an
+/// earlier writer's fixed-width rows) or [`WAL_ROW_FEATURES`], non-zero reserved bytes, a bad row, fewer or more bytes than the batch and
+/// row counts account for.
 pub fn decode_wal_page(bytes: &[u8]) -> Result<Vec<Vec<Row>>> {
     decode_page(bytes).map_err(|e| e.context("wal page"))
 }
@@ -70,14 +75,24 @@ pub fn decode_wal_page(bytes: &[u8]) -> Result<Vec<Vec<Row>>> {
 fn decode_page(bytes: &[u8]) -> Result<Vec<Vec<Row>>> {
     let mut r = open_page(bytes, WAL_MAGIC)?;
     read_version_byte(&mut r)?;
-    r.zeros::<3>("reserved bytes")?;
+    // Writers only ever wrote these two: 0 before the byte existed, and compact rows since.
+    let features = match r.u8("row features")? {
+        0 => RowFeatures::V1_WITH_EXPIRY,
+        bits if bits == WAL_ROW_FEATURES.bits() => WAL_ROW_FEATURES,
+        bits => {
+            return Err(Error::corruption(format!(
+                "unsupported wal row features {bits:#04x}"
+            )))
+        }
+    };
+    r.zeros::<2>("reserved bytes")?;
     let batch_count = r.u32("batch count")?;
     let mut batches = Vec::with_capacity(r.capacity_for(u64::from(batch_count), MIN_BATCH_LEN));
     for batch_index in 0..batch_count {
         let row_count = r.u32("batch row count")?;
         let mut rows = Vec::with_capacity(r.capacity_for(u64::from(row_count), MIN_ROW_LEN));
         for _ in 0..row_count {
-            let (row, used) = decode_row(r.rest(), WAL_ROW_FEATURES)
+            let (row, used) = decode_row(r.rest(), features)
                 .map_err(|e| e.context(format!("batch {batch_index}")))?;
             rows.push(row.to_row());
             r.bytes(used, "row")?;
@@ -152,10 +167,32 @@ mod tests {
     }
 
     #[test]
+    fn pages_of_earlier_writers_with_fixed_width_rows_still_decode() {
+        let batches = vec![batch(3, &[b"a", b"bb"])];
+        let mut body = Vec::new();
+        put_u32(&mut body, 2);
+        for row in &batches[0] {
+            encode_row(&mut body, RowFeatures::V1_WITH_EXPIRY, &row.as_ref()).unwrap();
+        }
+        let mut bytes = encode_wal_page(&body, 1);
+        bytes[5] = 0;
+        bytes.truncate(bytes.len() - CHECKSUM_LEN);
+        seal(&mut bytes);
+        assert_eq!(decode_wal_page(&bytes).unwrap(), batches);
+    }
+
+    #[test]
     fn decode_rejects_a_bad_header() {
         let batches = [batch(1, &[b"a"])];
         assert!(rejected(&batches, |b| b[0] = 0).contains("bad magic"));
         assert!(rejected(&batches, |b| b[4] = 0).contains("unsupported format version"));
+        for features in [0x07, 0x0f, 0x17, 0x40] {
+            let message = rejected(&batches, |b| b[5] = features);
+            assert!(
+                message.contains("unsupported wal row features"),
+                "{message}"
+            );
+        }
         assert!(rejected(&batches, |b| b[6] = 1).contains("reserved"));
         let mut bytes = page(&batches);
         bytes[13] ^= 4;
@@ -178,8 +215,8 @@ mod tests {
     #[test]
     fn decode_rejects_a_bad_row() {
         let batches = [batch(1, &[b"a"])];
-        // The row's flags byte follows its 2-byte key length and 1-byte key.
-        let message = rejected(&batches, |b| b[HEADER_LEN + 4 + 3] = 0x80);
+        // The row's flags byte follows its 1-byte key length and 1-byte key.
+        let message = rejected(&batches, |b| b[HEADER_LEN + 4 + 2] = 0x80);
         assert!(message.contains("unknown row flag"), "{message}");
     }
 }

@@ -47,7 +47,9 @@ pub fn row(features: RowFeatures) -> impl Strategy<Value = Row> {
 pub fn features() -> impl Strategy<Value = RowFeatures> {
     prop_oneof![
         Just(RowFeatures::V1_BASE),
-        Just(RowFeatures::V1_WITH_EXPIRY)
+        Just(RowFeatures::V1_WITH_EXPIRY),
+        Just(RowFeatures::COMPACT_BASE),
+        Just(RowFeatures::COMPACT_WITH_EXPIRY)
     ]
 }
 
@@ -198,7 +200,7 @@ pub fn manifest() -> impl Strategy<Value = Manifest> {
 /// Batches of rows as a WAL page holds them.
 pub fn wal_batches() -> impl Strategy<Value = Vec<Vec<Row>>> {
     prop::collection::vec(
-        prop::collection::vec(row(RowFeatures::V1_WITH_EXPIRY), 0..5),
+        prop::collection::vec(row(RowFeatures::COMPACT_WITH_EXPIRY), 0..5),
         0..5,
     )
 }
