@@ -365,3 +365,52 @@ fn a_whole_drop_in_l0_leaves_the_other_l0_ssts_newest_first() {
         assert_eq!(db.get(b"b").await.unwrap().as_deref(), Some(&b"new"[..]));
     });
 }
+
+/// One L0 SST: 666 keys expire at `T0 + 100`, 334 at `T0 + 100 + rest_after`; at `T0 + 105` the
+/// first 666 are purged (three of the five expiry percentiles have passed: 60 % expired).
+async fn half_expired_l0_sst(db: &Db, clock: &ttlkv::FakeClock, rest_after: u64) {
+    for i in 0..1_000u32 {
+        let ttl = if i % 3 != 0 { 100 } else { 100 + rest_after };
+        db.put_with_options(&i.to_be_bytes(), &[3u8; 32], PutOptions::expire_after(ttl))
+            .await
+            .unwrap();
+    }
+    db.flush().await.unwrap();
+    clock.advance(105);
+    assert_eq!(db.purge_expired(10_000).await.unwrap().removed, 666);
+}
+
+#[test]
+fn an_sst_whose_rest_expires_sooner_than_its_first_half_took_waits_for_its_whole_drop() {
+    let (db, store, clock) = fresh(quiet());
+    run(async {
+        half_expired_l0_sst(&db, &clock, 10).await;
+        let written = store.stored_bytes();
+        let step = db.maintenance_step().await.unwrap();
+        assert_eq!(
+            step.compactions, 0,
+            "60 % expired, the rest in 5 ms: left alone"
+        );
+        assert_eq!(store.stored_bytes(), written);
+        clock.advance(10);
+        assert_eq!(db.purge_expired(10_000).await.unwrap().removed, 334);
+        let step = db.maintenance_step().await.unwrap();
+        assert_eq!(step.compactions, 1);
+        assert!(sst_ids(&db).is_empty(), "dropped whole, nothing rewritten");
+    });
+}
+
+#[test]
+fn an_sst_whose_rest_lives_on_is_compacted_once_most_of_it_expired() {
+    let (db, _, clock) = fresh(quiet());
+    run(async {
+        half_expired_l0_sst(&db, &clock, 10_000).await;
+        let step = db.maintenance_step().await.unwrap();
+        assert_eq!(
+            step.compactions, 1,
+            "the rest lives 10 s more: rewritten now"
+        );
+        let l1_rows: u64 = db.stats().levels[1].ssts.iter().map(|s| s.rows).sum();
+        assert_eq!(l1_rows, 668, "334 live keys and their index entries");
+    });
+}

@@ -82,6 +82,21 @@ fn push_into(
     })
 }
 
+/// Whether `sst`'s rows all carry an expiry and the rest of them expire sooner than the first
+/// ones took (`max_expire_at - handled <= handled - min_expire_at`): then waiting for its whole
+/// drop costs less than rewriting it, which would also mix its rows with longer-lived ones and
+/// keep them from leaving whole. Short, uniform TTLs are the case this is for: an L0 SST of a
+/// few seconds of sessions is half expired half-way through its span.
+fn leaves_whole_soon(sst: &SstHandle, handled: i64) -> bool {
+    let m = &sst.meta;
+    match (m.min_expire_at, m.max_expire_at) {
+        (Some(min), Some(max)) if m.ttl_row_count == m.row_count => {
+            max.saturating_sub(handled) <= handled.saturating_sub(min)
+        }
+        _ => false,
+    }
+}
+
 fn nothing_below(version: &Version, level: usize, lo: &[u8], hi: &[u8]) -> bool {
     version
         .levels
@@ -198,7 +213,8 @@ impl Inner {
             if st.pinned_before(s.meta.min_seq, i64::MAX) {
                 return false;
             }
-            s.meta.expired_share_at(handled) >= self.options.expiry_compaction_share
+            (s.meta.expired_share_at(handled) >= self.options.expiry_compaction_share
+                && !leaves_whole_soon(s, handled))
                 || self
                     .options
                     .periodic_compaction_ms
