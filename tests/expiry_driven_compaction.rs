@@ -1,12 +1,13 @@
 //! Compaction driven by expiry: an SST whose rows all expired (and were purged) disappears
 //! without being rewritten; the expiry-percentile trigger compacts an SST a size-only planner
-//! would leave alone; old SSTs are compacted periodically; the maintenance step's next wake-up
-//! follows the earliest expiry.
+//! would leave alone, but not one that will soon leave whole; old SSTs are compacted
+//! periodically; the maintenance step's next wake-up follows the earliest expiry; short TTLs
+//! flush small SSTs early, and short-lived L0 SSTs do not count toward the L0 trigger.
 
 mod common;
 use common::*;
 
-use ttlkv::{Db, DbOptions, PutOptions};
+use ttlkv::{Clock, Db, DbOptions, PutOptions};
 
 fn sst_ids(db: &Db) -> Vec<u64> {
     let mut ids: Vec<u64> = db
@@ -412,5 +413,91 @@ fn an_sst_whose_rest_lives_on_is_compacted_once_most_of_it_expired() {
         );
         let l1_rows: u64 = db.stats().levels[1].ssts.iter().map(|s| s.rows).sum();
         assert_eq!(l1_rows, 668, "334 live keys and their index entries");
+    });
+}
+
+/// Puts `count` keys from `first` with 100-byte values expiring after `ttl_ms` (`None`: never).
+async fn put_keys(db: &Db, first: u32, count: u32, ttl_ms: Option<u64>) {
+    for i in first..first + count {
+        let opts = ttl_ms.map_or_else(PutOptions::default, PutOptions::expire_after);
+        db.put_with_options(&i.to_be_bytes(), &[5u8; 100], opts)
+            .await
+            .unwrap();
+    }
+}
+
+#[test]
+fn a_memtable_of_short_ttl_rows_is_flushed_an_eighth_of_the_way_to_its_first_expiry() {
+    let options = DbOptions {
+        memtable_flush_bytes: 64 * 1024,
+        memtable_stall_bytes: 64 * 1024,
+        ..quiet()
+    };
+    let (db, _, clock) = fresh(options.clone());
+    run(async {
+        let t0 = clock.now_ms();
+        // About 12 KiB with the index entries: over 1/8 of memtable_flush_bytes.
+        put_keys(&db, 0, 100, Some(8_000)).await;
+        assert!(!db.maintenance_step().await.unwrap().flushed);
+        assert_eq!(db.next_wakeup_ms(), Some(t0 + 1_000));
+        clock.advance(999);
+        assert!(!db.maintenance_step().await.unwrap().flushed);
+        clock.advance(1);
+        assert!(db.maintenance_step().await.unwrap().flushed);
+    });
+    let (db, _, clock) = fresh(options);
+    run(async {
+        let t0 = clock.now_ms();
+        put_keys(&db, 0, 10, Some(8_000)).await;
+        assert!(!db.maintenance_step().await.unwrap().flushed);
+        assert_eq!(
+            db.next_wakeup_ms(),
+            Some(t0 + 8_000),
+            "under 1/8 of memtable_flush_bytes: nothing is flushed before the purge is due"
+        );
+        clock.advance(1_000);
+        assert!(!db.maintenance_step().await.unwrap().flushed);
+    });
+}
+
+#[test]
+fn l0_ssts_that_all_expire_within_a_minute_do_not_count_toward_the_l0_trigger() {
+    let (db, _, _) = fresh(quiet());
+    run(async {
+        for sst in 0..6 {
+            put_keys(&db, sst * 10, 10, Some(50_000)).await;
+            db.flush().await.unwrap();
+        }
+        assert_eq!(db.maintenance_step().await.unwrap().compactions, 0);
+        assert_eq!(
+            db.stats().levels[0].ssts.len(),
+            6,
+            "six short-lived L0 SSTs stay"
+        );
+        for sst in 6..9 {
+            put_keys(&db, sst * 10, 10, Some(61_000)).await;
+            db.flush().await.unwrap();
+        }
+        assert_eq!(db.maintenance_step().await.unwrap().compactions, 0);
+        put_keys(&db, 90, 10, None).await;
+        db.flush().await.unwrap();
+        assert_eq!(
+            db.maintenance_step().await.unwrap().compactions,
+            1,
+            "four L0 SSTs that last: merged"
+        );
+        assert!(db.stats().levels[0].ssts.is_empty());
+    });
+    let (db, _, _) = fresh(quiet());
+    run(async {
+        for sst in 0..12 {
+            put_keys(&db, sst * 10, 10, Some(50_000)).await;
+            db.flush().await.unwrap();
+        }
+        assert_eq!(
+            db.maintenance_step().await.unwrap().compactions,
+            1,
+            "three times the trigger in all: merged however short-lived"
+        );
     });
 }

@@ -2,7 +2,8 @@
 //! compaction filter (`retention::compaction_fates`).
 //!
 //! Leveled: L0 SSTs (overlapping, newest first) are merged with the overlapping part of L1 once
-//! there are `l0_compaction_trigger` of them; a deeper level over its target size pushes its
+//! there are `l0_compaction_trigger` of them that do not all expire within a minute (those leave
+//! by whole drops instead); a deeper level over its target size pushes its
 //! oldest SST down into the next level. `compact()` merges everything into the bottom level.
 //! The output, the new manifest and the deletion of unreferenced SST pages go in one commit.
 //!
@@ -82,6 +83,23 @@ fn push_into(
     })
 }
 
+/// How many times `l0_compaction_trigger` L0 may hold, short-lived SSTs included, before it is
+/// merged all the same (and before writes compact inline).
+pub(crate) const L0_STALL_FACTOR: usize = 3;
+
+/// An L0 SST whose rows all expire within this many ms of now does not count toward the L0
+/// trigger: it leaves by a whole drop, which reads and writes nothing, sooner than merging it
+/// into L1 would pay off in reads, and a merge would mix its rows with longer-lived ones so that
+/// they could no longer leave whole. Point reads skip it by its key filter meanwhile.
+const SHORT_LIVED_MS: i64 = 60_000;
+
+fn short_lived(sst: &SstHandle, now: i64) -> bool {
+    let m = &sst.meta;
+    m.ttl_row_count == m.row_count
+        && m.max_expire_at
+            .is_some_and(|max| max <= now.saturating_add(SHORT_LIVED_MS))
+}
+
 /// Whether `sst`'s rows all carry an expiry and the rest of them expire sooner than the first
 /// ones took (`max_expire_at - handled <= handled - min_expire_at`): then waiting for its whole
 /// drop costs less than rewriting it, which would also mix its rows with longer-lived ones and
@@ -134,7 +152,7 @@ impl Inner {
                 drop_whole: false,
             });
         }
-        if v.levels.first().map_or(0, Vec::len) >= self.options.l0_compaction_trigger.max(1) {
+        if self.l0_merge_due(v) {
             return plan_l0(v);
         }
         if let Some(plan) = self.plan_whole_drop(st) {
@@ -151,6 +169,16 @@ impl Inner {
             }
         }
         self.plan_expiry_compaction(st)
+    }
+
+    /// Whether L0 is merged into L1: it holds `l0_compaction_trigger` SSTs that are not short
+    /// lived (see [`SHORT_LIVED_MS`]), or [`L0_STALL_FACTOR`] times that many in all.
+    fn l0_merge_due(&self, v: &Version) -> bool {
+        let l0 = v.levels.first().map_or(&[][..], Vec::as_slice);
+        let trigger = self.options.l0_compaction_trigger.max(1);
+        let now = self.clock.now();
+        let lasting = l0.iter().filter(|s| !short_lived(s, now)).count();
+        lasting >= trigger || l0.len() >= trigger.saturating_mul(L0_STALL_FACTOR)
     }
 
     /// An SST whose every row has expired, and been purged, before any pinned reader's time:

@@ -24,7 +24,9 @@ pub struct DbOptions {
     pub durability: Durability,
     /// Target size of one SST data page, in bytes (a point read loads one page).
     pub page_size: usize,
-    /// The memtable is flushed to an L0 SST once it holds this many bytes (maintenance step).
+    /// The memtable is flushed to an L0 SST once it holds this many bytes (maintenance step),
+    /// or, holding TTL rows and an eighth of this, once it has been filling for an eighth of
+    /// the time to its earliest expiry (so short-TTL SSTs leave whole soon after they expire).
     pub memtable_flush_bytes: usize,
     /// A write that finds the memtable this large flushes it before returning (back-pressure,
     /// so memory stays bounded even when no maintenance runs).
@@ -33,7 +35,8 @@ pub struct DbOptions {
     pub memtable_max_age_ms: i64,
     /// Relaxed writes are committed to the WAL at the latest this long after they were made.
     pub relaxed_commit_interval_ms: i64,
-    /// Number of L0 SSTs that triggers an L0 → L1 compaction.
+    /// Number of L0 SSTs that triggers an L0 → L1 compaction. SSTs whose rows all expire
+    /// within a minute do not count (they leave by whole drops), up to three times this many.
     pub l0_compaction_trigger: usize,
     /// Target size of one SST written by compaction, in bytes.
     pub sst_target_bytes: usize,

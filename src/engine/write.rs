@@ -11,6 +11,7 @@
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
+use super::compaction::L0_STALL_FACTOR;
 use super::keys::{expiry_index_key, EXPIRY_INDEX_NS, NAMESPACE_PREFIX_LEN};
 use super::memtable::MemVersion;
 use super::options::{Durability, ExpireCondition, PutCondition, Ttl};
@@ -412,9 +413,6 @@ impl Inner {
 fn is_index_key(key: &[u8]) -> bool {
     key.len() >= NAMESPACE_PREFIX_LEN && key.starts_with(&EXPIRY_INDEX_NS.to_be_bytes())
 }
-
-/// How many times the L0 compaction trigger L0 may reach before writes compact inline.
-const L0_STALL_FACTOR: usize = 3;
 
 /// Decide every op's outcome against the current rows (ops see the effects of earlier ops of the
 /// same call). `None` if a put condition failed.
