@@ -94,10 +94,9 @@ pub(crate) const L0_STALL_FACTOR: usize = 3;
 const SHORT_LIVED_MS: i64 = 60_000;
 
 fn short_lived(sst: &SstHandle, now: i64) -> bool {
-    let m = &sst.meta;
-    m.ttl_row_count == m.row_count
-        && m.max_expire_at
-            .is_some_and(|max| max <= now.saturating_add(SHORT_LIVED_MS))
+    sst.meta
+        .expiry_range_of_every_row()
+        .is_some_and(|(_, max)| max <= now.saturating_add(SHORT_LIVED_MS))
 }
 
 /// Whether `sst`'s rows all carry an expiry and the rest of them expire sooner than the first
@@ -106,13 +105,9 @@ fn short_lived(sst: &SstHandle, now: i64) -> bool {
 /// keep them from leaving whole. Short, uniform TTLs are the case this is for: an L0 SST of a
 /// few seconds of sessions is half expired half-way through its span.
 fn leaves_whole_soon(sst: &SstHandle, handled: i64) -> bool {
-    let m = &sst.meta;
-    match (m.min_expire_at, m.max_expire_at) {
-        (Some(min), Some(max)) if m.ttl_row_count == m.row_count => {
-            max.saturating_sub(handled) <= handled.saturating_sub(min)
-        }
-        _ => false,
-    }
+    sst.meta
+        .expiry_range_of_every_row()
+        .is_some_and(|(min, max)| max.saturating_sub(handled) <= handled.saturating_sub(min))
 }
 
 fn nothing_below(version: &Version, level: usize, lo: &[u8], hi: &[u8]) -> bool {
@@ -193,11 +188,8 @@ impl Inner {
             let m = &sst.meta;
             // No pinned reader may be able to see these rows at all: one reading before they
             // expired would lose them.
-            m.max_expire_at.is_some_and(|max| {
-                m.ttl_row_count == m.row_count
-                    && max <= now
-                    && max < purged_until
-                    && !st.pinned_before(m.min_seq, i64::MAX)
+            m.expiry_range_of_every_row().is_some_and(|(_, max)| {
+                max <= now && max < purged_until && !st.pinned_before(m.min_seq, i64::MAX)
             })
         };
         let levels = &st.version.levels;

@@ -2,11 +2,9 @@
 //! byte slice, and little-endian write helpers.
 //!
 //! Integers are little-endian and fixed width, except the LEB128 varints of compact rows
-//! ([`Reader::varint`], [`put_varint`]), which have exactly one encoding per number: overlong
-//! and overflowing ones are rejected. They are written out here because every row of every page
-//! a read verifies goes through them (the `unsigned-varint` crate, called per field, cost a
-//! fifth of native random-get throughput); the tests check them against that crate. The reader
-//! never indexes: each read takes its
+//! ([`Reader::varint`], [`put_varint`]; the `unsigned-varint` crate, which rejects overlong
+//! encodings; the reader also rejects a tenth byte above 1, whose extra bits the crate drops, so
+//! each number has exactly one encoding). The reader never indexes: each read takes its
 //! bytes with a checked split and returns an [`ErrorKind::Corruption`](crate::ErrorKind::Corruption)
 //! error that says what was cut short, so a decoder built on it cannot read past its input.
 //! This file knows nothing of rows, pages or checksums.
@@ -118,55 +116,22 @@ impl<'a> Reader<'a> {
     /// varint" or "`what` overflows 64 bits" otherwise.
     #[inline]
     pub fn varint(&mut self, what: &str) -> Result<u64> {
-        // One byte (lengths, small numbers) is the common case and needs no checks beyond this.
-        if let Some((&byte, rest)) = self.rest.split_first() {
-            if byte < 0x80 {
+        match unsigned_varint::decode::u64(self.rest) {
+            // The tenth byte holds bit 63 alone; the crate drops any higher bits it has, which
+            // would give one number two encodings.
+            Ok((_, rest)) if self.rest.len() - rest.len() == 10 && self.rest.get(9) > Some(&1) => {
+                Err(Error::corruption(format!("{what} overflows 64 bits")))
+            }
+            Ok((value, rest)) => {
+                self.consumed += self.rest.len() - rest.len();
                 self.rest = rest;
-                self.consumed += 1;
-                return Ok(u64::from(byte));
+                Ok(value)
             }
-        }
-        self.varint_multibyte(what)
-    }
-
-    fn varint_multibyte(&mut self, what: &str) -> Result<u64> {
-        // Two to eight bytes with eight readable: find the last byte from the high bits of one
-        // little-endian word, then gather the 7-bit groups without a branch per byte.
-        if let Some(chunk) = self.rest.first_chunk::<8>() {
-            let word = u64::from_le_bytes(*chunk);
-            let ends = !word & 0x8080_8080_8080_8080;
-            if ends != 0 {
-                let len = (ends.trailing_zeros() / 8 + 1) as usize;
-                let last = (word >> (8 * (len - 1))) as u8;
-                if last != 0 {
-                    let mut value = 0u64;
-                    for i in 0..len {
-                        value |= ((word >> (8 * i)) & 0x7f) << (7 * i);
-                    }
-                    self.bytes(len, what)?;
-                    return Ok(value);
-                }
+            Err(unsigned_varint::decode::Error::Insufficient) => Err(truncated(what)),
+            Err(unsigned_varint::decode::Error::NotMinimal) => {
+                Err(Error::corruption(format!("{what} is not a minimal varint")))
             }
-        }
-        let mut value = 0u64;
-        for (i, &byte) in self.rest.iter().enumerate().take(MAX_VARINT_LEN) {
-            value |= u64::from(byte & 0x7f) << (7 * i);
-            if byte < 0x80 {
-                if byte == 0 && i > 0 {
-                    return Err(Error::corruption(format!("{what} is not a minimal varint")));
-                }
-                // The tenth byte holds bit 63 alone.
-                if i == MAX_VARINT_LEN - 1 && byte > 1 {
-                    break;
-                }
-                self.bytes(i + 1, what)?;
-                return Ok(value);
-            }
-        }
-        if self.rest.len() < MAX_VARINT_LEN && self.rest.iter().all(|&b| b >= 0x80) {
-            Err(truncated(what))
-        } else {
-            Err(Error::corruption(format!("{what} overflows 64 bits")))
+            Err(_) => Err(Error::corruption(format!("{what} overflows 64 bits"))),
         }
     }
 
@@ -236,16 +201,10 @@ pub fn put_i64(out: &mut Vec<u8>, value: i64) {
 
 /// Append `value` as an unsigned LEB128 varint (1 to 10 bytes, minimal).
 #[inline]
-pub fn put_varint(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push((value as u8) | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
+pub fn put_varint(out: &mut Vec<u8>, value: u64) {
+    let mut buf = unsigned_varint::encode::u64_buffer();
+    out.extend_from_slice(unsigned_varint::encode::u64(value, &mut buf));
 }
-
-/// The longest varint: 64 bits at 7 per byte.
-const MAX_VARINT_LEN: usize = 10;
 
 /// The number of bytes [`put_varint`] writes for `value`.
 pub fn varint_len(value: u64) -> usize {
@@ -386,9 +345,9 @@ mod tests {
             put_varint(&mut ours, value);
             assert_eq!(ours, theirs, "{value}");
         }
-        // Every input of up to three bytes from a spread of byte values, and long runs: both
-        // decoders accept the same inputs with the same value and length (the crate also takes a
-        // tenth byte above 1, dropping its bits; covered by the case below).
+        // Every input of up to three bytes from a spread of byte values, and long runs: the
+        // reader accepts what the crate accepts, with the same value and length, except a tenth
+        // byte above 1, whose bits the crate drops.
         let bytes = [0x00, 0x01, 0x7f, 0x80, 0x81, 0xff];
         let mut inputs: Vec<Vec<u8>> = Vec::new();
         for a in bytes {

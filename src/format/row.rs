@@ -249,8 +249,8 @@ pub fn encoded_row_len(features: RowFeatures, row: &RowRef<'_>) -> usize {
     FIXED_LEN + row.key.len() + expire_at.map_or(0, |_| 8) + row.value.map_or(0, |v| 4 + v.len())
 }
 
-/// Read a key length of a row with `features`.
-fn key_len(r: &mut Reader<'_>, features: RowFeatures) -> Result<usize> {
+/// Read the key length at the front of a row with `features`.
+fn read_key_len(r: &mut Reader<'_>, features: RowFeatures) -> Result<usize> {
     if !features.is_compact() {
         return r.u16("row key length").map(usize::from);
     }
@@ -263,7 +263,7 @@ fn key_len(r: &mut Reader<'_>, features: RowFeatures) -> Result<usize> {
 /// The key of the row at the front of `buf`, without decoding the rest of the row.
 pub fn decode_row_key(buf: &[u8], features: RowFeatures) -> Result<&[u8]> {
     let mut r = Reader::new(buf);
-    let len = key_len(&mut r, features)?;
+    let len = read_key_len(&mut r, features)?;
     r.bytes(len, "row key")
 }
 
@@ -274,7 +274,7 @@ pub fn decode_row_key(buf: &[u8], features: RowFeatures) -> Result<&[u8]> {
 pub fn decode_row(buf: &[u8], features: RowFeatures) -> Result<(RowRef<'_>, usize)> {
     let mut r = Reader::new(buf);
     let compact = features.is_compact();
-    let key_len = key_len(&mut r, features)?;
+    let key_len = read_key_len(&mut r, features)?;
     let key = r.bytes(key_len, "row key")?;
     let flags = r.u8("row flags")?;
     if flags & !KNOWN_FLAGS != 0 {

@@ -181,6 +181,15 @@ impl SstMeta {
         self.pages.last().map(|p| p.last_key.as_slice())
     }
 
+    /// `(min_expire_at, max_expire_at)` if every row carries an expiry (so the whole SST is gone
+    /// once `max_expire_at` has passed); `None` if some row never expires, or there are no rows.
+    pub fn expiry_range_of_every_row(&self) -> Option<(i64, i64)> {
+        match (self.min_expire_at, self.max_expire_at) {
+            (Some(min), Some(max)) if self.ttl_row_count == self.row_count => Some((min, max)),
+            _ => None,
+        }
+    }
+
     /// The share (0.0..=1.0) of all rows estimated to have expired at `now`, from the
     /// percentiles: (number of percentile points `<= now`) × 0.2 × `ttl_row_count / row_count`.
     /// 0.0 when there are no TTL rows.
@@ -448,6 +457,22 @@ mod tests {
             expiry_percentiles: None,
             ..meta()
         }
+    }
+
+    #[test]
+    fn the_expiry_range_of_every_row_exists_only_when_every_row_expires() {
+        assert_eq!(
+            meta().expiry_range_of_every_row(),
+            None,
+            "5 of 10 rows expire"
+        );
+        let all = SstMeta {
+            tombstone_count: 0,
+            ttl_row_count: 10,
+            ..meta()
+        };
+        assert_eq!(all.expiry_range_of_every_row(), Some((100, 500)));
+        assert_eq!(no_ttl().expiry_range_of_every_row(), None);
     }
 
     #[test]

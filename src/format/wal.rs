@@ -66,8 +66,8 @@ pub fn encode_wal_page(batches: &[u8], batch_count: u32) -> Vec<u8> {
 
 /// Verify and decode a WAL page into its batches of rows. `Corruption` (message prefixed "wal
 /// page") on a checksum mismatch, bad magic, another version, row features other than 0 (an
-/// earlier writer's fixed-width rows) or [`WAL_ROW_FEATURES`], non-zero reserved bytes, a bad row, fewer or more bytes than the batch and
-/// row counts account for.
+/// earlier writer's fixed-width rows) or [`WAL_ROW_FEATURES`], non-zero reserved bytes, a bad
+/// row, fewer or more bytes than the batch and row counts account for.
 pub fn decode_wal_page(bytes: &[u8]) -> Result<Vec<Vec<Row>>> {
     decode_page(bytes).map_err(|e| e.context("wal page"))
 }
