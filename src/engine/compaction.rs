@@ -316,8 +316,7 @@ impl Inner {
                 runs.push(ssts.clone());
             }
         }
-        let mut cursor =
-            MergeCursor::open(self, Vec::new(), runs, &[], None, false, u64::MAX).await?;
+        let mut cursor = MergeCursor::over_compaction_inputs(self, runs).await?;
         let mut outputs: Vec<BuiltSst> = Vec::new();
         let mut writer: Option<SstWriter> = None;
         // The host gets turns by bytes written (finished outputs + the current writer): the
@@ -410,11 +409,12 @@ impl Inner {
                 while version.levels.len() <= plan.output_level {
                     version.levels.push(Vec::new());
                 }
+                // The output pages move into the commit: they are never held twice in memory.
                 let mut puts = Vec::new();
                 if let Some(out) = version.levels.get_mut(plan.output_level) {
-                    for built in &outputs {
-                        puts.extend(built.pages.iter().cloned());
-                        out.push(Rc::new(SstHandle::new(built.meta.clone())));
+                    for built in outputs {
+                        puts.extend(built.pages);
+                        out.push(Rc::new(SstHandle::new(built.meta)));
                     }
                     // Deeper levels are ordered by key; L0 stays newest first (only a whole
                     // drop has L0 as its output level, and it adds nothing there).

@@ -8,7 +8,7 @@ use core::cell::RefCell;
 
 use super::memtable::Memtable;
 use super::retention::{needed_by, VersionInfo};
-use super::sst_writer::SstWriter;
+use super::sst_writer::{BuiltSst, SstWriter};
 use super::state::{Frozen, Inner, State};
 use super::version::{SstHandle, Version};
 use super::work_slices::WorkSlices;
@@ -107,19 +107,23 @@ impl Inner {
             }
             self.store.yield_now().await;
         }
-        let built = writer.finish();
+        // The pages move into the commit: an SST is never held twice in memory.
+        let (meta, puts) = match writer.finish() {
+            Some(BuiltSst { meta, pages }) => (Some(meta), pages),
+            None => (None, Vec::new()),
+        };
         let seed = self.clock.last_issued();
         self.commit_gated(
             |st| {
                 let mut manifest = st.manifest.clone();
-                if let Some(b) = &built {
+                if let Some(meta) = &meta {
                     if manifest.levels.is_empty() {
                         manifest.levels.push(Vec::new());
                     }
                     if let Some(l0) = manifest.levels.first_mut() {
-                        l0.insert(0, b.meta.id);
+                        l0.insert(0, meta.id);
                     }
-                    manifest.next_sst_id = b.meta.id + 1;
+                    manifest.next_sst_id = meta.id + 1;
                 }
                 manifest.flushed_seq = manifest.flushed_seq.max(max_seq);
                 manifest.clock_seed = manifest.clock_seed.max(seed);
@@ -142,9 +146,7 @@ impl Inner {
                 let mut deletes: Vec<PageId> =
                     wal_deleted.iter().map(|s| PageId::wal(*s)).collect();
                 deletes.extend(reclaimed.iter().copied());
-                let puts = built.as_ref().map(|b| b.pages.clone()).unwrap_or_default();
                 let commit = manifest_commit(st, &manifest, puts, deletes);
-                let meta = built.as_ref().map(|b| b.meta.clone());
                 Ok(Some((commit, (manifest, meta, wal_deleted, reclaimed))))
             },
             |st, (manifest, meta, wal_deleted, reclaimed)| {

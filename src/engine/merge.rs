@@ -12,7 +12,7 @@ use core::cell::RefCell;
 use core::ops::Bound;
 
 use super::memtable::{MemVersion, Memtable};
-use super::read::version_of;
+use super::read::{version_of, CacheFill};
 use super::state::Inner;
 use super::version::SstHandle;
 use crate::error::{Error, Result};
@@ -77,12 +77,15 @@ pub(crate) struct RunCursor {
     row: usize,
     page: Option<Rc<DataPage>>,
     done: bool,
+    fill: CacheFill,
 }
 
 impl RunCursor {
-    /// A cursor over `ssts` (non-overlapping, in key order; a single L0 SST is a run too).
-    pub(crate) fn new(ssts: Vec<Rc<SstHandle>>, reverse: bool) -> Self {
+    /// A cursor over `ssts` (non-overlapping, in key order; a single L0 SST is a run too) whose
+    /// page reads fill the page cache as `fill` says.
+    pub(crate) fn new(ssts: Vec<Rc<SstHandle>>, reverse: bool, fill: CacheFill) -> Self {
         RunCursor {
+            fill,
             done: ssts.is_empty(),
             ssts,
             reverse,
@@ -100,7 +103,11 @@ impl RunCursor {
             .ok_or_else(|| Error::corruption("run cursor past its SSTs"))?;
         let index = u32::try_from(self.page_index)
             .map_err(|_| Error::corruption("too many pages").context(PageId::sst_meta(sst.id())))?;
-        self.page = Some(inner.load_page(PageId::sst_data(sst.id(), index)).await?);
+        self.page = Some(
+            inner
+                .load_page(PageId::sst_data(sst.id(), index), self.fill)
+                .await?,
+        );
         Ok(())
     }
 
@@ -267,7 +274,7 @@ impl MergeCursor {
             .collect();
         let mut cursors = Vec::with_capacity(runs.len());
         for run in runs {
-            let mut c = RunCursor::new(run, reverse);
+            let mut c = RunCursor::new(run, reverse, CacheFill::Keep);
             c.seek(inner, if reverse { upper } else { Some(lower) })
                 .await?;
             cursors.push(c);
@@ -276,6 +283,25 @@ impl MergeCursor {
             mems,
             runs: cursors,
             reverse,
+        })
+    }
+
+    /// A forward merge of every row of a compaction's input `runs`, every version of each key,
+    /// reading pages past the page cache (they are obsolete once the compaction commits).
+    pub(crate) async fn over_compaction_inputs(
+        inner: &Inner,
+        runs: Vec<Vec<Rc<SstHandle>>>,
+    ) -> Result<Self> {
+        let mut cursors = Vec::with_capacity(runs.len());
+        for run in runs {
+            let mut c = RunCursor::new(run, false, CacheFill::Skip);
+            c.seek(inner, Some(&[])).await?;
+            cursors.push(c);
+        }
+        Ok(MergeCursor {
+            mems: Vec::new(),
+            runs: cursors,
+            reverse: false,
         })
     }
 

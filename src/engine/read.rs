@@ -26,10 +26,21 @@ pub(crate) fn version_of(row: &RowRef<'_>) -> MemVersion {
     }
 }
 
+/// Whether a page read from the store stays in the page cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CacheFill {
+    /// Keep it: reads and scans, whose pages are likely read again.
+    Keep,
+    /// Do not: a compaction's inputs, which are obsolete once it commits. Keeping them would
+    /// evict the pages readers use and add up to the whole cache to the compaction's peak memory.
+    Skip,
+}
+
 impl Inner {
     /// A data page, from the cache or the store (verified unless
-    /// [`DbOptions::verify_data_pages`](super::DbOptions::verify_data_pages) is off, then cached).
-    pub(crate) async fn load_page(&self, id: PageId) -> Result<Rc<DataPage>> {
+    /// [`DbOptions::verify_data_pages`](super::DbOptions::verify_data_pages) is off), cached when
+    /// `fill` says so.
+    pub(crate) async fn load_page(&self, id: PageId, fill: CacheFill) -> Result<Rc<DataPage>> {
         if let Some(page) = self.state.borrow_mut().cache.get(id) {
             return Ok(page);
         }
@@ -44,7 +55,9 @@ impl Inner {
             DataPage::decode_trusted(bytes)
         };
         let page = Rc::new(page.map_err(|e| e.context(id))?);
-        self.state.borrow_mut().cache.insert(id, page.clone());
+        if fill == CacheFill::Keep {
+            self.state.borrow_mut().cache.insert(id, page.clone());
+        }
         Ok(page)
     }
 
@@ -120,7 +133,7 @@ impl Inner {
                 Error::corruption("too many pages").context(PageId::sst_meta(sst.id()))
             })?;
             let page = self
-                .load_page(PageId::sst_data(sst.id(), page_index))
+                .load_page(PageId::sst_data(sst.id(), page_index), CacheFill::Keep)
                 .await?;
             let mut row_index = page.lower_bound(key)?;
             while row_index < page.len() {

@@ -22,6 +22,9 @@ use crate::error::Result;
 use crate::format::{encode_wal_batch, encode_wal_page, RowRef};
 use crate::store::{Commit, PageId};
 
+/// The largest pending-buffer capacity kept for the next group commit after one is written.
+const PENDING_CAPACITY_KEPT: usize = 64 * 1024;
+
 /// The outcome of one durable write, filled in by the leader of its group commit.
 #[derive(Default)]
 pub(crate) struct Ticket {
@@ -162,7 +165,13 @@ impl Inner {
                 return Ok(());
             }
             let page = encode_wal_page(&wal.pending, wal.pending_batches);
-            wal.pending.clear();
+            // Reuse a small buffer; give a large one back, or one burst of writes would hold its
+            // size in memory for good.
+            if wal.pending.capacity() > PENDING_CAPACITY_KEPT {
+                wal.pending = Vec::new();
+            } else {
+                wal.pending.clear();
+            }
             wal.pending_batches = 0;
             wal.pending_since = None;
             let tickets = core::mem::take(&mut wal.pending_tickets);
