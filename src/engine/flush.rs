@@ -132,15 +132,15 @@ impl Inner {
                     .wal
                     .segments
                     .iter()
-                    .filter(|(_, (seq, _))| *seq <= max_seq)
-                    .map(|(s, _)| *s)
+                    .filter(|s| s.max_seq <= max_seq)
+                    .map(|s| s.segment)
                     .collect();
                 manifest.wal_first = st
                     .wal
                     .segments
-                    .keys()
+                    .iter()
+                    .map(|s| s.segment)
                     .find(|s| !wal_deleted.contains(s))
-                    .copied()
                     .unwrap_or(st.wal.next_segment);
                 let reclaimed = self.reclaimable(st);
                 let mut deletes: Vec<PageId> =
@@ -163,7 +163,7 @@ impl Inner {
                 }
                 st.frozen.retain(|f| !Rc::ptr_eq(&f.table, table));
                 for s in wal_deleted {
-                    st.wal.segments.remove(&s);
+                    st.wal.segments.remove(s);
                 }
                 self.forget_reclaimed(st, &reclaimed);
             },

@@ -1,19 +1,35 @@
-//! The page cache: decoded, checksum-verified data pages kept in memory, least recently used
-//! evicted first, bounded by bytes. Owned by the engine state; never borrowed across an await.
+//! The page cache: decoded, checksum-verified data pages kept in memory, bounded by bytes.
+//! Owned by the engine state; never borrowed across an await.
+//!
+//! Eviction is CLOCK, the usual stand-in for least-recently-used: a hit only sets the page's
+//! `referenced` bit, and when room is needed a hand walks the pages in the order they came in,
+//! giving each referenced page a second chance (clearing the bit) and evicting the first that
+//! has none. A hit costs one map lookup, and the cache needs one map, not two.
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, VecDeque};
 use alloc::rc::Rc;
 
 use crate::format::DataPage;
 use crate::store::PageId;
 
-/// An LRU cache of decoded data pages.
+/// One cached page.
+struct Slot {
+    page: Rc<DataPage>,
+    /// Read since the hand last passed it.
+    referenced: bool,
+    /// Which insertion of this id the slot is; a hand entry with another one is stale.
+    insertion: u64,
+}
+
+/// A CLOCK cache of decoded data pages.
 pub(crate) struct PageCache {
     capacity: usize,
     bytes: usize,
-    tick: u64,
-    pages: BTreeMap<PageId, (Rc<DataPage>, u64)>,
-    by_age: BTreeMap<u64, PageId>,
+    pages: BTreeMap<PageId, Slot>,
+    /// The clock's hand walks this from the front: (id, insertion) of every page cached, plus
+    /// stale entries of pages removed or re-inserted since, which it drops as it passes.
+    hand: VecDeque<(PageId, u64)>,
+    insertions: u64,
     hits: u64,
     misses: u64,
 }
@@ -24,9 +40,9 @@ impl PageCache {
         PageCache {
             capacity,
             bytes: 0,
-            tick: 0,
             pages: BTreeMap::new(),
-            by_age: BTreeMap::new(),
+            hand: VecDeque::new(),
+            insertions: 0,
             hits: 0,
             misses: 0,
         }
@@ -34,15 +50,11 @@ impl PageCache {
 
     /// The page, marking it recently used.
     pub(crate) fn get(&mut self, id: PageId) -> Option<Rc<DataPage>> {
-        self.tick += 1;
-        let tick = self.tick;
         match self.pages.get_mut(&id) {
-            Some((page, age)) => {
-                self.by_age.remove(age);
-                *age = tick;
-                self.by_age.insert(tick, id);
+            Some(slot) => {
+                slot.referenced = true;
                 self.hits += 1;
-                Some(page.clone())
+                Some(slot.page.clone())
             }
             None => {
                 self.misses += 1;
@@ -51,28 +63,54 @@ impl PageCache {
         }
     }
 
-    /// Add a page, evicting the least recently used ones beyond the capacity.
+    /// Add a page, evicting pages beyond the capacity.
     pub(crate) fn insert(&mut self, id: PageId, page: Rc<DataPage>) {
         self.remove(id);
-        self.tick += 1;
+        self.insertions += 1;
         self.bytes += page.byte_len();
-        self.pages.insert(id, (page, self.tick));
-        self.by_age.insert(self.tick, id);
+        self.pages.insert(
+            id,
+            Slot {
+                page,
+                referenced: false,
+                insertion: self.insertions,
+            },
+        );
+        self.hand.push_back((id, self.insertions));
         while self.bytes > self.capacity && self.pages.len() > 1 {
-            let Some((_, oldest)) = self.by_age.pop_first() else {
+            let Some((candidate, insertion)) = self.hand.pop_front() else {
                 break;
             };
-            if let Some((page, _)) = self.pages.remove(&oldest) {
-                self.bytes -= page.byte_len();
+            let Some(slot) = self
+                .pages
+                .get_mut(&candidate)
+                .filter(|slot| slot.insertion == insertion)
+            else {
+                continue; // stale
+            };
+            // The page just added is never the one to go (another is there: `len() > 1`).
+            if slot.referenced || candidate == id {
+                slot.referenced = false;
+                self.hand.push_back((candidate, insertion));
+            } else if let Some(evicted) = self.pages.remove(&candidate) {
+                self.bytes -= evicted.page.byte_len();
             }
+        }
+        // Removals leave stale entries behind; drop them before they outnumber the pages.
+        if self.hand.len() > 2 * self.pages.len() + 16 {
+            let pages = &self.pages;
+            self.hand.retain(|(id, insertion)| {
+                pages
+                    .get(id)
+                    .is_some_and(|slot| slot.insertion == *insertion)
+            });
         }
     }
 
     /// Forget a page (its SST was deleted).
     pub(crate) fn remove(&mut self, id: PageId) {
-        if let Some((page, age)) = self.pages.remove(&id) {
-            self.by_age.remove(&age);
-            self.bytes -= page.byte_len();
+        if let Some(slot) = self.pages.remove(&id) {
+            self.bytes -= slot.page.byte_len();
         }
     }
 
@@ -84,5 +122,63 @@ impl PageCache {
     /// (hits, misses) since open.
     pub(crate) fn hit_counts(&self) -> (u64, u64) {
         (self.hits, self.misses)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{DataPageBuilder, RowFeatures};
+
+    fn page() -> Rc<DataPage> {
+        let builder = DataPageBuilder::new(RowFeatures::COMPACT_BASE);
+        Rc::new(DataPage::decode(builder.finish()).unwrap())
+    }
+
+    fn id(n: u32) -> PageId {
+        PageId::sst_data(1, n)
+    }
+
+    #[test]
+    fn a_page_read_since_the_hand_last_passed_survives_the_next_eviction() {
+        let one = page().byte_len();
+        let mut cache = PageCache::new(3 * one);
+        for n in 0..3 {
+            cache.insert(id(n), page());
+        }
+        assert!(cache.get(id(0)).is_some());
+        cache.insert(id(3), page());
+        // Page 0 was read, so page 1 (the next in line, never read) went instead.
+        assert!(cache.get(id(0)).is_some());
+        assert!(cache.get(id(1)).is_none());
+        assert!(cache.get(id(2)).is_some());
+        assert!(cache.get(id(3)).is_some());
+        assert_eq!(cache.bytes(), 3 * one);
+    }
+
+    #[test]
+    fn removed_and_reinserted_pages_leave_no_growing_trail() {
+        let one = page().byte_len();
+        let mut cache = PageCache::new(4 * one);
+        for round in 0..10_000u32 {
+            cache.insert(id(round % 2), page());
+            cache.remove(id(round % 2));
+        }
+        assert_eq!(cache.bytes(), 0);
+        assert!(
+            cache.hand.len() <= 16 + 1,
+            "hand holds {}",
+            cache.hand.len()
+        );
+    }
+
+    #[test]
+    fn at_least_one_page_is_kept_even_over_the_capacity() {
+        let mut cache = PageCache::new(0);
+        cache.insert(id(0), page());
+        assert!(cache.get(id(0)).is_some());
+        cache.insert(id(1), page());
+        assert!(cache.get(id(0)).is_none());
+        assert!(cache.get(id(1)).is_some());
     }
 }

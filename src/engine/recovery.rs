@@ -7,7 +7,6 @@
 //! the previous writer fenced and no writer at all: the next open takes the role again. Nothing
 //! acknowledged is lost either way.
 
-use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::RefCell;
@@ -18,7 +17,7 @@ use super::options::DbOptions;
 use super::page_cache::PageCache;
 use super::state::{Inner, State};
 use super::version::{sst_pages, SstHandle, Version};
-use super::wal::WalState;
+use super::wal::{WalSegments, WalState};
 use crate::clock::{Clock, MonotonicClock};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::{decode_wal_page, Manifest, SstMeta};
@@ -114,7 +113,8 @@ impl Inner {
         .await;
         let mut metas = metas?.into_iter();
         let mut levels = Vec::with_capacity(manifest.levels.len());
-        let mut referenced = BTreeSet::new();
+        // SST ids in the manifest (tens to hundreds: a list is enough).
+        let mut referenced = Vec::new();
         for ids in &manifest.levels {
             let mut level = Vec::with_capacity(ids.len());
             for &id in ids {
@@ -127,7 +127,7 @@ impl Inner {
                 if meta.id != id {
                     return Err(Error::corruption("metadata names another SST").context(page));
                 }
-                referenced.insert(id);
+                referenced.push(id);
                 level.push(Rc::new(SstHandle::new(meta)));
             }
             levels.push(level);
@@ -138,7 +138,7 @@ impl Inner {
 
         // The WAL: every page not flushed yet (read in one round trip), oldest first.
         let mut memtable = Memtable::default();
-        let mut segments = BTreeMap::new();
+        let mut segments = WalSegments::default();
         let mut last_seq = manifest.flushed_seq;
         let mut next_segment = manifest.wal_first.max(1);
         let (stale_wal, live_wal): (Vec<PageId>, Vec<PageId>) = wal_pages?
@@ -170,7 +170,7 @@ impl Inner {
                     memtable.insert(&row.key, version, &[], row.seq);
                 }
             }
-            segments.insert(page.file, (page_max_seq, bytes.len()));
+            segments.insert(page.file, page_max_seq, bytes.len());
         }
 
         // SSTs nothing references (a crash between a compaction and the deletion of its inputs).
@@ -228,7 +228,7 @@ impl Inner {
             wal: WalState::recovered(last_seq, next_segment, segments),
             cache: PageCache::new(options.page_cache_bytes),
             obsolete: Vec::new(),
-            snapshots: BTreeMap::new(),
+            snapshots: Vec::new(),
             next_expiry: None,
             next_expiry_known: false,
         };

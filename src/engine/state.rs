@@ -4,7 +4,6 @@
 //! Its mutable part, [`State`], lives in a `RefCell` that is only ever borrowed between awaits,
 //! never across one, so concurrent calls on one database are safe in a single-threaded executor.
 
-use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::RefCell;
@@ -49,13 +48,22 @@ pub(crate) struct State {
     pub cache: PageCache,
     /// SSTs replaced by compaction whose pages are deleted once nobody holds them.
     pub obsolete: Vec<Rc<SstHandle>>,
-    /// Pinned read points (snapshots and running scans): (seq, time) → how many.
-    pub snapshots: BTreeMap<(u64, i64), usize>,
+    /// Pinned read points (snapshots and running scans), ordered by (seq, time): a few at a
+    /// time, so a sorted list.
+    pub snapshots: Vec<PinnedRead>,
     /// The earliest expiry that may be due (`None`: none known); lowered by writes with an
     /// earlier expiry, recomputed by the purge.
     pub next_expiry: Option<i64>,
     /// Whether `next_expiry` is known (it is not right after open, until a purge looked).
     pub next_expiry_known: bool,
+}
+
+/// A read point held by a snapshot or a running scan, and how many hold it.
+#[derive(Debug)]
+pub(crate) struct PinnedRead {
+    pub seq: u64,
+    pub time: i64,
+    pub count: usize,
 }
 
 impl State {
@@ -83,25 +91,45 @@ impl State {
     /// Keep every version visible at `seq` (in memtables and through compaction) until
     /// [`State::unpin`]; scans and snapshots pin their read point and the time they read at.
     pub(crate) fn pin(&mut self, seq: u64, time: i64) {
-        *self.snapshots.entry((seq, time)).or_insert(0) += 1;
+        match self.find_pin(seq, time) {
+            Ok(i) => {
+                if let Some(pin) = self.snapshots.get_mut(i) {
+                    pin.count += 1;
+                }
+            }
+            Err(i) => self.snapshots.insert(
+                i,
+                PinnedRead {
+                    seq,
+                    time,
+                    count: 1,
+                },
+            ),
+        }
     }
 
     /// Release one [`State::pin`] of `(seq, time)`.
     pub(crate) fn unpin(&mut self, seq: u64, time: i64) {
-        if let Some(n) = self.snapshots.get_mut(&(seq, time)) {
-            *n -= 1;
-            if *n == 0 {
-                self.snapshots.remove(&(seq, time));
+        if let Ok(i) = self.find_pin(seq, time) {
+            if let Some(pin) = self.snapshots.get_mut(i) {
+                pin.count -= 1;
+                if pin.count == 0 {
+                    self.snapshots.remove(i);
+                }
             }
         }
+    }
+
+    /// Where `(seq, time)` is in `snapshots`, or where it would go.
+    fn find_pin(&self, seq: u64, time: i64) -> Result<usize, usize> {
+        self.snapshots
+            .binary_search_by(|p| (p.seq, p.time).cmp(&(seq, time)))
     }
 
     /// Whether some pinned reader at or after `seq` reads at a time before `t` (and so may
     /// still see rows of that seq that expire at `t`).
     pub(crate) fn pinned_before(&self, seq: u64, t: i64) -> bool {
-        self.snapshots
-            .keys()
-            .any(|(s, time)| *s >= seq && *time < t)
+        self.snapshots.iter().any(|p| p.seq >= seq && p.time < t)
     }
 
     /// Note a write of an expiry at `t` (the next wake-up may have to come earlier).
@@ -113,7 +141,7 @@ impl State {
 
     /// The sequence numbers of live snapshots, ascending.
     pub(crate) fn snapshot_seqs(&self) -> Vec<u64> {
-        let mut seqs: Vec<u64> = self.snapshots.keys().map(|(s, _)| *s).collect();
+        let mut seqs: Vec<u64> = self.snapshots.iter().map(|p| p.seq).collect();
         seqs.dedup();
         seqs
     }

@@ -12,7 +12,6 @@
 //! is rolled back out of the memtable and its ticket gets the error: the visible state returns to
 //! the last durable one, nothing half-written.
 
-use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::RefCell;
@@ -55,8 +54,8 @@ pub(crate) struct WalState {
     pub durable_seq: u64,
     /// The number the next WAL page gets.
     pub next_segment: u64,
-    /// Live WAL pages: segment → (highest seq in it, bytes).
-    pub segments: BTreeMap<u64, (u64, usize)>,
+    /// Live WAL pages, oldest first.
+    pub segments: WalSegments,
     /// Number of WAL commits made since open.
     pub commits: u64,
     /// Bumped every time writes are rolled back, so a write that read a rolled-back version
@@ -64,14 +63,59 @@ pub(crate) struct WalState {
     pub rollbacks: u64,
 }
 
+/// One live WAL page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WalSegment {
+    /// Its number (the page is `PageId::wal(segment)`).
+    pub segment: u64,
+    /// The highest seq among its rows.
+    pub max_seq: u64,
+    /// Its size.
+    pub bytes: usize,
+}
+
+/// The live WAL pages in segment order: a handful between flushes, so a sorted list.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct WalSegments(Vec<WalSegment>);
+
+impl WalSegments {
+    /// Add (or replace) segment `segment`, keeping the order.
+    pub(crate) fn insert(&mut self, segment: u64, max_seq: u64, bytes: usize) {
+        let entry = WalSegment {
+            segment,
+            max_seq,
+            bytes,
+        };
+        match self.0.binary_search_by_key(&segment, |s| s.segment) {
+            Ok(i) => {
+                if let Some(slot) = self.0.get_mut(i) {
+                    *slot = entry;
+                }
+            }
+            Err(i) => self.0.insert(i, entry),
+        }
+    }
+
+    /// Forget segment `segment` (its page was deleted).
+    pub(crate) fn remove(&mut self, segment: u64) {
+        self.0.retain(|s| s.segment != segment);
+    }
+
+    /// The segments, oldest first.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &WalSegment> {
+        self.0.iter()
+    }
+
+    /// Bytes of all of them.
+    pub(crate) fn bytes(&self) -> usize {
+        self.0.iter().map(|s| s.bytes).sum()
+    }
+}
+
 impl WalState {
     /// The WAL as recovery found it: everything up to `durable_seq` is durable, the live pages are
     /// `segments`, and the next page gets number `next_segment`.
-    pub(crate) fn recovered(
-        durable_seq: u64,
-        next_segment: u64,
-        segments: BTreeMap<u64, (u64, usize)>,
-    ) -> Self {
+    pub(crate) fn recovered(durable_seq: u64, next_segment: u64, segments: WalSegments) -> Self {
         WalState {
             durable_seq,
             next_segment,
@@ -114,7 +158,7 @@ impl WalState {
 
     /// Bytes waiting plus bytes in live WAL pages.
     pub(crate) fn bytes(&self) -> usize {
-        self.pending.len() + self.segments.values().map(|(_, b)| *b).sum::<usize>()
+        self.pending.len() + self.segments.bytes()
     }
 
     /// Forget everything pending (it was rolled back), failing its tickets with `error`.
@@ -200,7 +244,7 @@ impl Inner {
             match &result {
                 Ok(()) => {
                     st.wal.durable_seq = st.wal.durable_seq.max(max_seq);
-                    st.wal.segments.insert(segment, (max_seq, bytes));
+                    st.wal.segments.insert(segment, max_seq, bytes);
                     st.wal.commits += 1;
                     for t in &tickets {
                         t.resolve(Ok(()));

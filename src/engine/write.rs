@@ -174,35 +174,36 @@ impl TtlPolicy {
     }
 }
 
-/// A row a write decided on (its seq and ts are assigned when it is applied).
-struct Planned {
-    expire_at: Option<i64>,
-    value: Option<Vec<u8>>,
+/// The seq of a planned row until the write is applied: newer than any real one.
+const UNASSIGNED_SEQ: u64 = u64::MAX;
+
+/// The row a write decided on: a value, or a tombstone if its expiry is not in the future (as
+/// Redis does). Written at `now`; its seq is assigned when the write is applied.
+fn planned_value(value: Vec<u8>, expire_at: Option<i64>, now: i64) -> Option<MemVersion> {
+    if expire_at.is_some_and(|at| at <= now) {
+        return planned_tombstone(now);
+    }
+    Some(MemVersion {
+        seq: UNASSIGNED_SEQ,
+        ts: now,
+        expire_at,
+        value: Some(value),
+    })
 }
 
-impl Planned {
-    fn tombstone() -> Self {
-        Planned {
-            expire_at: None,
-            value: None,
-        }
-    }
-
-    /// A value row, or a tombstone if its expiry is not in the future (as Redis does).
-    fn value(value: Vec<u8>, expire_at: Option<i64>, now: i64) -> Self {
-        if expire_at.is_some_and(|at| at <= now) {
-            Planned::tombstone()
-        } else {
-            Planned {
-                expire_at,
-                value: Some(value),
-            }
-        }
-    }
+/// A tombstone a write decided on (see [`planned_value`]).
+fn planned_tombstone(now: i64) -> Option<MemVersion> {
+    Some(MemVersion {
+        seq: UNASSIGNED_SEQ,
+        ts: now,
+        expire_at: None,
+        value: None,
+    })
 }
 
-/// Each op's outcome, and the row every touched key ends up with.
-type Planning = (Vec<Outcome>, BTreeMap<Vec<u8>, Planned>);
+/// Each op's outcome, and the row every touched key ends up with (always `Some`: the planned
+/// rows share [`CurrentRows`]' map type, so the module carries the code of one map, not two).
+type Planning = (Vec<Outcome>, CurrentRows);
 
 /// What the synchronous step of a write decided.
 enum Step {
@@ -321,6 +322,7 @@ impl Inner {
         let mut versions: Vec<(Vec<u8>, MemVersion)> = Vec::with_capacity(planned.len());
         let mut earliest: Option<i64> = None;
         for (key, p) in planned {
+            let Some(p) = p else { continue };
             // Every value row with an expiry gets its expiry-index row in the same batch.
             if let (Some(at), Some(_)) = (p.expire_at, &p.value) {
                 if !is_index_key(&key) {
@@ -417,20 +419,16 @@ fn is_index_key(key: &[u8]) -> bool {
 /// Decide every op's outcome against the current rows (ops see the effects of earlier ops of the
 /// same call). `None` if a put condition failed.
 fn plan(ops: &[WriteOp], current: &CurrentRows, now: i64, policy: &TtlPolicy) -> Option<Planning> {
-    let mut planned: BTreeMap<Vec<u8>, Planned> = BTreeMap::new();
+    let mut planned = CurrentRows::new();
     let mut results = Vec::with_capacity(ops.len());
     for op in ops {
         let key = op.key();
         // The key's row as this call sees it: an earlier op's plan, or what was read.
-        let raw: Option<MemVersion> = match planned.get(key) {
-            Some(p) => Some(MemVersion {
-                seq: u64::MAX,
-                ts: now,
-                expire_at: p.expire_at,
-                value: p.value.clone(),
-            }),
-            None => current.get(key).cloned().flatten(),
-        };
+        let raw: Option<MemVersion> = planned
+            .get(key)
+            .or_else(|| current.get(key))
+            .cloned()
+            .flatten();
         let live = raw.clone().filter(|v| is_live(v, now));
         let outcome = match op {
             WriteOp::Put {
@@ -448,12 +446,12 @@ fn plan(ops: &[WriteOp], current: &CurrentRows, now: i64, policy: &TtlPolicy) ->
                     return None;
                 }
                 let expire_at = policy.expiry(*ttl, now, live.as_ref());
-                planned.insert(key.to_vec(), Planned::value(value.clone(), expire_at, now));
+                planned.insert(key.to_vec(), planned_value(value.clone(), expire_at, now));
                 Outcome::yes()
             }
             WriteOp::Delete { .. } => match live {
                 Some(_) => {
-                    planned.insert(key.to_vec(), Planned::tombstone());
+                    planned.insert(key.to_vec(), planned_tombstone(now));
                     Outcome::yes()
                 }
                 None => Outcome::no(),
@@ -488,7 +486,7 @@ fn plan(ops: &[WriteOp], current: &CurrentRows, now: i64, policy: &TtlPolicy) ->
                 };
                 if new_expire != cur {
                     let value = row.value.unwrap_or_default();
-                    planned.insert(key.to_vec(), Planned::value(value, new_expire, now));
+                    planned.insert(key.to_vec(), planned_value(value, new_expire, now));
                 }
                 Outcome {
                     applied: new_expire != cur || matches!(target, ExpireTarget::At(_)),
@@ -506,7 +504,7 @@ fn plan(ops: &[WriteOp], current: &CurrentRows, now: i64, policy: &TtlPolicy) ->
                 };
                 let value = row.value.unwrap_or_default();
                 if new_expire != row.expire_at {
-                    planned.insert(key.to_vec(), Planned::value(value.clone(), new_expire, now));
+                    planned.insert(key.to_vec(), planned_value(value.clone(), new_expire, now));
                 }
                 Outcome {
                     applied: true,
@@ -514,7 +512,7 @@ fn plan(ops: &[WriteOp], current: &CurrentRows, now: i64, policy: &TtlPolicy) ->
                 }
             }
             WriteOp::DropIndexEntry { .. } => {
-                planned.insert(key.to_vec(), Planned::tombstone());
+                planned.insert(key.to_vec(), planned_tombstone(now));
                 Outcome::no()
             }
             WriteOp::ReplaceExpired {
@@ -530,7 +528,7 @@ fn plan(ops: &[WriteOp], current: &CurrentRows, now: i64, policy: &TtlPolicy) ->
                 if same_row && *expire_at <= now {
                     planned.insert(
                         key.to_vec(),
-                        Planned::value(value.clone(), *new_expire_at, now),
+                        planned_value(value.clone(), *new_expire_at, now),
                     );
                     Outcome::yes()
                 } else {

@@ -5,7 +5,6 @@
 //! calls can be in flight on one database (nothing here holds a borrow across an await).
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
@@ -22,8 +21,9 @@ use crate::promise::settle;
 use crate::store::{IndexedDbStore, JsAdapterStore};
 
 thread_local! {
-    /// In-memory databases by name: the same name reopens the same data until `destroy`.
-    static MEMORY: RefCell<BTreeMap<String, MemoryStore>> = const { RefCell::new(BTreeMap::new()) };
+    /// In-memory databases by name: the same name reopens the same data until `destroy`. A
+    /// process holds a handful, so a list (a map type here would add its own code to the module).
+    static MEMORY: RefCell<Vec<(String, MemoryStore)>> = const { RefCell::new(Vec::new()) };
 }
 
 mod packed_batch;
@@ -178,7 +178,7 @@ pub fn open_db(name: String, storage: JsValue, options: JsValue) -> Promise {
         };
         let (db, indexeddb) = match kind.as_deref() {
             Some("memory") => {
-                let store = MEMORY.with(|m| m.borrow_mut().entry(name).or_default().clone());
+                let store = memory_store(name);
                 (Db::open(store, clock, options).await.map_err(fail)?, None)
             }
             Some("indexeddb") => {
@@ -233,7 +233,25 @@ pub fn destroy_indexeddb(name: String) -> Promise {
 /// Forget the in-memory database `name` (`destroy(name)` for memory storage).
 #[wasm_bindgen(js_name = destroyMemory)]
 pub fn destroy_memory(name: &str) -> bool {
-    MEMORY.with(|m| m.borrow_mut().remove(name).is_some())
+    MEMORY.with(|m| {
+        let mut stores = m.borrow_mut();
+        let before = stores.len();
+        stores.retain(|(n, _)| n != name);
+        stores.len() != before
+    })
+}
+
+/// The in-memory store named `name`, created empty if there is none.
+fn memory_store(name: String) -> MemoryStore {
+    MEMORY.with(|m| {
+        let mut stores = m.borrow_mut();
+        if let Some((_, store)) = stores.iter().find(|(n, _)| *n == name) {
+            return store.clone();
+        }
+        let store = MemoryStore::new();
+        stores.push((name, store.clone()));
+        store
+    })
 }
 
 /// One open database (or one namespace of it).
