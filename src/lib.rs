@@ -18,6 +18,7 @@ pub mod engine;
 pub mod error;
 pub mod format;
 mod join;
+mod small_sort;
 pub mod store;
 
 #[cfg(feature = "std")]

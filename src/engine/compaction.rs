@@ -26,6 +26,7 @@ use super::work_slices::WorkSlices;
 use crate::error::Error;
 use crate::error::Result;
 use crate::format::RowRef;
+use crate::small_sort::insertion_sort_by;
 use crate::store::{Commit, PageId};
 
 /// One merge the planner chose.
@@ -419,7 +420,7 @@ impl Inner {
                     // Deeper levels are ordered by key; L0 stays newest first (only a whole
                     // drop has L0 as its output level, and it adds nothing there).
                     if plan.output_level > 0 {
-                        out.sort_by(|a, b| a.first_key().cmp(b.first_key()));
+                        insertion_sort_by(out, |a, b| a.first_key() < b.first_key());
                     }
                 }
                 while version.levels.len() > 1 && version.levels.last().is_some_and(Vec::is_empty) {

@@ -17,6 +17,7 @@ use super::state::Inner;
 use super::version::SstHandle;
 use crate::error::{Error, Result};
 use crate::format::{DataPage, RowRef};
+use crate::small_sort::insertion_sort_by;
 use crate::store::PageId;
 
 /// How many keys a memtable cursor copies out per refill.
@@ -357,7 +358,7 @@ impl MergeCursor {
                 r.advance(inner).await?;
             }
         }
-        versions.sort_by_key(|v| core::cmp::Reverse(v.seq));
+        insertion_sort_by(&mut versions, |a, b| a.seq > b.seq);
         versions.dedup_by_key(|v| v.seq);
         Ok(Some((key, versions)))
     }

@@ -141,7 +141,7 @@ impl Inner {
                 }
                 Verdict::Rewrite(op, row) => {
                     ops.push(op);
-                    read.insert(data_key.clone(), Some(row));
+                    read.insert(data_key.clone(), alloc::vec![row]);
                 }
                 Verdict::Stale => report.stale += 1,
             }

@@ -199,7 +199,7 @@ impl Inner {
             if unreadable {
                 let listed = store.list_pages(PageKind::SstData).await?;
                 orphans.extend(listed.into_iter().filter(|p| !referenced.contains(&p.file)));
-                orphans.sort();
+                PageId::sort(&mut orphans);
                 orphans.dedup();
             }
         }

@@ -179,30 +179,30 @@ const UNASSIGNED_SEQ: u64 = u64::MAX;
 
 /// The row a write decided on: a value, or a tombstone if its expiry is not in the future (as
 /// Redis does). Written at `now`; its seq is assigned when the write is applied.
-fn planned_value(value: Vec<u8>, expire_at: Option<i64>, now: i64) -> Option<MemVersion> {
+fn planned_value(value: Vec<u8>, expire_at: Option<i64>, now: i64) -> Vec<MemVersion> {
     if expire_at.is_some_and(|at| at <= now) {
         return planned_tombstone(now);
     }
-    Some(MemVersion {
+    alloc::vec![MemVersion {
         seq: UNASSIGNED_SEQ,
         ts: now,
         expire_at,
         value: Some(value),
-    })
+    }]
 }
 
 /// A tombstone a write decided on (see [`planned_value`]).
-fn planned_tombstone(now: i64) -> Option<MemVersion> {
-    Some(MemVersion {
+fn planned_tombstone(now: i64) -> Vec<MemVersion> {
+    alloc::vec![MemVersion {
         seq: UNASSIGNED_SEQ,
         ts: now,
         expire_at: None,
         value: None,
-    })
+    }]
 }
 
-/// Each op's outcome, and the row every touched key ends up with (always `Some`: the planned
-/// rows share [`CurrentRows`]' map type, so the module carries the code of one map, not two).
+/// Each op's outcome, and the row every touched key ends up with (always one: the planned rows
+/// share [`CurrentRows`]' map type).
 type Planning = (Vec<Outcome>, CurrentRows);
 
 /// What the synchronous step of a write decided.
@@ -256,7 +256,7 @@ impl Inner {
                 for op in ops.iter().filter(|op| op.needs_current()) {
                     if !current.contains_key(op.key()) {
                         let found = self.lookup(op.key(), snapshot.seq).await?;
-                        current.insert(op.key().to_vec(), found);
+                        current.insert(op.key().to_vec(), found.into_iter().collect());
                     }
                 }
             }
@@ -322,7 +322,9 @@ impl Inner {
         let mut versions: Vec<(Vec<u8>, MemVersion)> = Vec::with_capacity(planned.len());
         let mut earliest: Option<i64> = None;
         for (key, p) in planned {
-            let Some(p) = p else { continue };
+            let Some(p) = p.into_iter().next() else {
+                continue;
+            };
             // Every value row with an expiry gets its expiry-index row in the same batch.
             if let (Some(at), Some(_)) = (p.expire_at, &p.value) {
                 if !is_index_key(&key) {
@@ -389,8 +391,10 @@ impl Inner {
     }
 }
 
-/// The rows a write read, by internal key (`None`: the key has no row).
-pub(crate) type CurrentRows = BTreeMap<Vec<u8>, Option<MemVersion>>;
+/// The rows a write read, by internal key: the key's row, or an empty list if it has none. (A
+/// list of at most one, not an `Option`: this map then has the memtable's map type, and the wasm
+/// module carries the code of one map where it would carry two.)
+pub(crate) type CurrentRows = BTreeMap<Vec<u8>, Vec<MemVersion>>;
 
 /// The point a write read its rows at, to detect anything that happened since.
 pub(crate) struct ReadSnapshot {
@@ -427,8 +431,8 @@ fn plan(ops: &[WriteOp], current: &CurrentRows, now: i64, policy: &TtlPolicy) ->
         let raw: Option<MemVersion> = planned
             .get(key)
             .or_else(|| current.get(key))
-            .cloned()
-            .flatten();
+            .and_then(|rows| rows.last())
+            .cloned();
         let live = raw.clone().filter(|v| is_live(v, now));
         let outcome = match op {
             WriteOp::Put {

@@ -1,5 +1,7 @@
-//! Page checksums: CRC-32 (IEEE polynomial, as computed by `crc32fast`) appended as 4 bytes
-//! little-endian at the very end of every page and of the manifest.
+//! Page checksums: CRC-32 (IEEE polynomial, CRC-32/ISO-HDLC) appended as 4 bytes little-endian
+//! at the very end of every page and of the manifest. Natively `crc32fast` computes it (with
+//! carry-less multiplication where the CPU has it); in wasm, `crc` with a single 1 KiB table, as
+//! crc32fast's sixteen tables would be 17 KB of the gzipped module (tables do not compress).
 //!
 //! [`seal`] appends the checksum of everything before it; [`unseal`] checks it and hands back the
 //! body. Decoders unseal first, so any damage to a page is reported as a checksum mismatch before
@@ -13,9 +15,21 @@ use crate::error::{Error, Result};
 pub const CHECKSUM_LEN: usize = 4;
 
 /// The CRC-32 (IEEE) of `bytes`.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn crc32(bytes: &[u8]) -> u32 {
     crc32fast::hash(bytes)
 }
+
+/// The CRC-32 (IEEE) of `bytes`.
+#[cfg(target_arch = "wasm32")]
+pub fn crc32(bytes: &[u8]) -> u32 {
+    ONE_TABLE_CRC32.checksum(bytes)
+}
+
+/// The same CRC-32 from `crc`'s one-table implementation (what wasm builds use).
+#[cfg(any(target_arch = "wasm32", test))]
+const ONE_TABLE_CRC32: crc::Crc<u32, crc::Table<1>> =
+    crc::Crc::<u32, crc::Table<1>>::new(&crc::CRC_32_ISO_HDLC);
 
 /// Append the CRC-32 of `buf` to it (4 bytes LE).
 pub fn seal(buf: &mut Vec<u8>) {
@@ -60,6 +74,22 @@ mod tests {
         // The standard check value of CRC-32/ISO-HDLC.
         assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
         assert_eq!(crc32(b""), 0);
+    }
+
+    #[test]
+    fn the_wasm_builds_one_table_crc32_agrees_with_the_native_one() {
+        // Every length up to a few blocks, and a page-sized buffer, of varied bytes.
+        let bytes: Vec<u8> = (0..20_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        for len in (0..200).chain([4_095, 16_384, 20_000]) {
+            let slice = &bytes[..len];
+            assert_eq!(
+                ONE_TABLE_CRC32.checksum(slice),
+                crc32(slice),
+                "length {len}"
+            );
+        }
     }
 
     #[test]

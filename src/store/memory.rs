@@ -189,9 +189,41 @@ impl Disk {
                 format!("commit expected manifest version {expected}, but it is {current}"),
             ));
         }
-        let after = self.stored_bytes_after(&commit);
+        let Commit {
+            manifest,
+            puts,
+            deletes,
+            ..
+        } = commit;
+        // Apply, noting what each step replaced; undo it all if the result is over the quota.
+        let mut undo: Vec<(PageId, Option<Vec<u8>>)> =
+            Vec::with_capacity(deletes.len() + puts.len());
+        let mut after = self.stored_bytes;
+        for id in deletes {
+            let old = self.pages.remove(&id);
+            after = after.saturating_sub(old.as_ref().map_or(0, Vec::len));
+            undo.push((id, old));
+        }
+        for (id, bytes) in puts {
+            after = after.saturating_add(bytes.len());
+            let old = self.pages.insert(id, bytes);
+            after = after.saturating_sub(old.as_ref().map_or(0, Vec::len));
+            undo.push((id, old));
+        }
+        if let Some(manifest) = &manifest {
+            let old_len = self.manifest.as_ref().map_or(0, |m| m.bytes.len());
+            after = after
+                .saturating_sub(old_len)
+                .saturating_add(manifest.bytes.len());
+        }
         if let Some(quota) = self.quota {
             if after > quota && after > self.stored_bytes {
+                for (id, old) in undo.into_iter().rev() {
+                    match old {
+                        Some(bytes) => self.pages.insert(id, bytes),
+                        None => self.pages.remove(&id),
+                    };
+                }
                 return Err(Error::new(
                     ErrorKind::QuotaExceeded,
                     format!(
@@ -201,48 +233,12 @@ impl Disk {
                 ));
             }
         }
-        let Commit {
-            manifest,
-            puts,
-            deletes,
-            ..
-        } = commit;
-        for id in &deletes {
-            self.pages.remove(id);
-        }
-        for (id, bytes) in puts {
-            self.pages.insert(id, bytes);
-        }
         if manifest.is_some() {
             self.manifest = manifest;
         }
         self.stored_bytes = after;
         self.commits = self.commits.saturating_add(1);
         Ok(())
-    }
-
-    /// What [`Disk::stored_bytes`] would be after `commit`, following the same rules as
-    /// [`Disk::apply`]: deletes before puts, the last put of a page wins.
-    fn stored_bytes_after(&self, commit: &Commit) -> usize {
-        let mut touched: BTreeMap<PageId, usize> = BTreeMap::new();
-        for id in &commit.deletes {
-            touched.insert(*id, 0);
-        }
-        for (id, bytes) in &commit.puts {
-            touched.insert(*id, bytes.len());
-        }
-        let mut total = self.stored_bytes;
-        for (id, new_len) in touched {
-            let old_len = self.pages.get(&id).map_or(0, Vec::len);
-            total = total.saturating_sub(old_len).saturating_add(new_len);
-        }
-        if let Some(manifest) = &commit.manifest {
-            let old_len = self.manifest.as_ref().map_or(0, |m| m.bytes.len());
-            total = total
-                .saturating_sub(old_len)
-                .saturating_add(manifest.bytes.len());
-        }
-        total
     }
 }
 

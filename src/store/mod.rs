@@ -65,6 +65,12 @@ pub struct PageId {
 }
 
 impl PageId {
+    /// Sorts `ids` ascending, cheaply when they are nearly sorted already (as the keys of an
+    /// ordered store come back): what a [`PageStore::list_pages`] can use to keep its promise.
+    pub fn sort(ids: &mut [PageId]) {
+        crate::small_sort::insertion_sort_by(ids, |a, b| a < b);
+    }
+
     /// The WAL page written by group commit number `segment`.
     pub const fn wal(segment: u64) -> PageId {
         PageId {

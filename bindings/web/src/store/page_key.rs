@@ -52,7 +52,7 @@ pub fn page_ids_of_kind(
         .into_iter()
         .map(|key| parse_page_key(&key?).filter(|id| id.kind == kind))
         .collect::<Option<Vec<_>>>()?;
-    ids.sort();
+    PageId::sort(&mut ids);
     Some(ids)
 }
 
