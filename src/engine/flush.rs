@@ -127,7 +127,8 @@ impl Inner {
                 }
                 manifest.flushed_seq = manifest.flushed_seq.max(max_seq);
                 manifest.clock_seed = manifest.clock_seed.max(seed);
-                // Inside the gate no WAL commit is in flight: `segments` is complete.
+                // Inside the gate no WAL commit is in flight: `segments` is complete. (In segment
+                // order, so `wal_deleted` is ascending.)
                 let wal_deleted: Vec<u64> = st
                     .wal
                     .segments
@@ -140,7 +141,7 @@ impl Inner {
                     .segments
                     .iter()
                     .map(|s| s.segment)
-                    .find(|s| !wal_deleted.contains(s))
+                    .find(|s| wal_deleted.binary_search(s).is_err())
                     .unwrap_or(st.wal.next_segment);
                 let reclaimed = self.reclaimable(st);
                 let mut deletes: Vec<PageId> =
@@ -162,9 +163,7 @@ impl Inner {
                     st.version = Rc::new(version);
                 }
                 st.frozen.retain(|f| !Rc::ptr_eq(&f.table, table));
-                for s in wal_deleted {
-                    st.wal.segments.remove(s);
-                }
+                st.wal.segments.remove_all(&wal_deleted);
                 self.forget_reclaimed(st, &reclaimed);
             },
         )

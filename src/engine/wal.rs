@@ -96,9 +96,10 @@ impl WalSegments {
         }
     }
 
-    /// Forget segment `segment` (its page was deleted).
-    pub(crate) fn remove(&mut self, segment: u64) {
-        self.0.retain(|s| s.segment != segment);
+    /// Forget the segments in `deleted` (ascending; their pages were deleted), in one pass.
+    pub(crate) fn remove_all(&mut self, deleted: &[u64]) {
+        self.0
+            .retain(|s| deleted.binary_search(&s.segment).is_err());
     }
 
     /// The segments, oldest first.

@@ -314,44 +314,49 @@ impl Inner {
                 Step::Done(planning.map(|(results, _)| results))
             });
         }
-        let Some((results, planned)) = planning else {
+        let Some((results, mut planned)) = planning else {
             return Ok(Step::Done(None));
         };
         let seq = st.last_seq + 1;
         st.last_seq = seq;
-        let mut versions: Vec<(Vec<u8>, MemVersion)> = Vec::with_capacity(planned.len());
+        // Every value row with an expiry gets its expiry-index row in the same batch. The index
+        // rows join the planned rows in their map, which hands them all out in key order (the
+        // WAL and the memtable take a batch so). Should an index row's key also be a planned key,
+        // the row of the key that comes first in key order wins (the index row is its data key's).
+        let mut index_rows: Vec<(Vec<u8>, i64)> = Vec::new();
         let mut earliest: Option<i64> = None;
-        for (key, p) in planned {
-            let Some(p) = p.into_iter().next() else {
+        for (key, rows) in &planned {
+            let Some(row) = rows.first() else {
                 continue;
             };
-            // Every value row with an expiry gets its expiry-index row in the same batch.
-            if let (Some(at), Some(_)) = (p.expire_at, &p.value) {
-                if !is_index_key(&key) {
-                    versions.push((
-                        expiry_index_key(at, &key),
-                        MemVersion {
-                            seq,
-                            ts: now,
-                            expire_at: Some(at),
-                            value: Some(Vec::new()),
-                        },
-                    ));
+            if let (Some(at), Some(_)) = (row.expire_at, &row.value) {
+                if !is_index_key(key) {
+                    let index_key = expiry_index_key(at, key);
+                    if index_key > *key || !planned.contains_key(&index_key) {
+                        index_rows.push((index_key, at));
+                    }
                     earliest = Some(earliest.map_or(at, |e| e.min(at)));
                 }
             }
-            versions.push((
-                key,
-                MemVersion {
-                    seq,
-                    ts: now,
-                    expire_at: p.expire_at,
-                    value: p.value,
-                },
-            ));
         }
-        versions.sort_by(|a, b| a.0.cmp(&b.0));
-        versions.dedup_by(|later, earlier| later.0 == earlier.0);
+        for (index_key, at) in index_rows {
+            let row = MemVersion {
+                seq,
+                ts: now,
+                expire_at: Some(at),
+                value: Some(Vec::new()),
+            };
+            planned.insert(index_key, alloc::vec![row]);
+        }
+        let versions: Vec<(Vec<u8>, MemVersion)> = planned
+            .into_iter()
+            .filter_map(|(key, mut rows)| {
+                let mut row = rows.pop()?;
+                row.seq = seq;
+                row.ts = now;
+                Some((key, row))
+            })
+            .collect();
         let rows: Vec<_> = versions.iter().map(|(k, v)| v.row(k)).collect();
         let ticket = st.wal.append(&rows, seq, now, durable)?;
         drop(rows);

@@ -80,7 +80,9 @@ fn idb_error(context: &str, e: idb::Error) -> Error {
         idb::Error::DomException(d) => format!("{}: {}", d.name(), d.message()),
         other => other.to_string(),
     };
-    let kind = if message.contains("QuotaExceededError") {
+    // A byte-window search: `str::contains` would bring a string-search engine into the module.
+    let quota = b"QuotaExceededError";
+    let kind = if message.as_bytes().windows(quota.len()).any(|w| w == quota) {
         ErrorKind::QuotaExceeded
     } else {
         ErrorKind::Storage
