@@ -5,7 +5,6 @@
 //! Cursors hold `Rc`s of the memtables, SSTs and pages they read, never a `RefCell` borrow, so a
 //! merge can await page loads while writes, flushes and compactions go on.
 
-use alloc::collections::VecDeque;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::RefCell;
@@ -26,7 +25,8 @@ const MEM_CHUNK: usize = 64;
 /// Walks one memtable's keys in order, yielding each key's newest version at `read_seq`.
 struct MemCursor {
     table: Rc<RefCell<Memtable>>,
-    buffer: VecDeque<(Vec<u8>, MemVersion)>,
+    /// The next keys and versions copied out, the next one last (so it pops off the end).
+    buffer: Vec<(Vec<u8>, MemVersion)>,
     lower: Bound<Vec<u8>>,
     upper: Bound<Vec<u8>>,
     reverse: bool,
@@ -45,7 +45,7 @@ fn as_ref_bound(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
 impl MemCursor {
     fn peek(&mut self) -> Option<&(Vec<u8>, MemVersion)> {
         if self.buffer.is_empty() && !self.exhausted {
-            let chunk = self.table.borrow().visible_range(
+            let mut chunk = self.table.borrow().visible_range(
                 as_ref_bound(&self.lower),
                 as_ref_bound(&self.upper),
                 self.read_seq,
@@ -62,9 +62,10 @@ impl MemCursor {
                     self.lower = Bound::Excluded(last.clone());
                 }
             }
-            self.buffer.extend(chunk);
+            chunk.reverse();
+            self.buffer = chunk;
         }
-        self.buffer.front()
+        self.buffer.last()
     }
 }
 
@@ -265,7 +266,7 @@ impl MergeCursor {
             .into_iter()
             .map(|table| MemCursor {
                 table,
-                buffer: VecDeque::new(),
+                buffer: Vec::new(),
                 lower: Bound::Included(lower.to_vec()),
                 upper: upper.map_or(Bound::Unbounded, |u| Bound::Excluded(u.to_vec())),
                 reverse,
@@ -343,7 +344,7 @@ impl MergeCursor {
         let mut versions = Vec::new();
         for m in &mut self.mems {
             if m.peek().is_some_and(|(k, _)| *k == key) {
-                if let Some((_, v)) = m.buffer.pop_front() {
+                if let Some((_, v)) = m.buffer.pop() {
                     versions.push(v);
                 }
             }

@@ -2,12 +2,13 @@
 //! Owned by the engine state; never borrowed across an await.
 //!
 //! Eviction is CLOCK, the usual stand-in for least-recently-used: a hit only sets the page's
-//! `referenced` bit, and when room is needed a hand walks the pages in the order they came in,
-//! giving each referenced page a second chance (clearing the bit) and evicting the first that
-//! has none. A hit costs one map lookup, and the cache needs one map, not two.
+//! `referenced` bit, and when room is needed a hand sweeps round the pages, giving each
+//! referenced page a second chance (clearing the bit) and evicting the first that has none. A hit
+//! costs one map lookup, and the cache needs one map, not two.
 
-use alloc::collections::{BTreeMap, VecDeque};
+use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
+use alloc::vec::Vec;
 
 use crate::format::DataPage;
 use crate::store::PageId;
@@ -26,9 +27,11 @@ pub(crate) struct PageCache {
     capacity: usize,
     bytes: usize,
     pages: BTreeMap<PageId, Slot>,
-    /// The clock's hand walks this from the front: (id, insertion) of every page cached, plus
-    /// stale entries of pages removed or re-inserted since, which it drops as it passes.
-    hand: VecDeque<(PageId, u64)>,
+    /// The clock's face: (id, insertion) of every page cached, plus stale entries of pages
+    /// removed or re-inserted since, which the hand drops as it passes.
+    ring: Vec<(PageId, u64)>,
+    /// Where the hand points in `ring`.
+    hand: usize,
     insertions: u64,
     hits: u64,
     misses: u64,
@@ -41,7 +44,8 @@ impl PageCache {
             capacity,
             bytes: 0,
             pages: BTreeMap::new(),
-            hand: VecDeque::new(),
+            ring: Vec::new(),
+            hand: 0,
             insertions: 0,
             hits: 0,
             misses: 0,
@@ -76,9 +80,12 @@ impl PageCache {
                 insertion: self.insertions,
             },
         );
-        self.hand.push_back((id, self.insertions));
+        self.ring.push((id, self.insertions));
         while self.bytes > self.capacity && self.pages.len() > 1 {
-            let Some((candidate, insertion)) = self.hand.pop_front() else {
+            if self.hand >= self.ring.len() {
+                self.hand = 0;
+            }
+            let Some(&(candidate, insertion)) = self.ring.get(self.hand) else {
                 break;
             };
             let Some(slot) = self
@@ -86,24 +93,27 @@ impl PageCache {
                 .get_mut(&candidate)
                 .filter(|slot| slot.insertion == insertion)
             else {
-                continue; // stale
+                self.ring.swap_remove(self.hand); // stale
+                continue;
             };
             // The page just added is never the one to go (another is there: `len() > 1`).
             if slot.referenced || candidate == id {
                 slot.referenced = false;
-                self.hand.push_back((candidate, insertion));
+                self.hand += 1;
             } else if let Some(evicted) = self.pages.remove(&candidate) {
                 self.bytes -= evicted.page.byte_len();
+                self.ring.swap_remove(self.hand);
             }
         }
         // Removals leave stale entries behind; drop them before they outnumber the pages.
-        if self.hand.len() > 2 * self.pages.len() + 16 {
+        if self.ring.len() > 2 * self.pages.len() + 16 {
             let pages = &self.pages;
-            self.hand.retain(|(id, insertion)| {
+            self.ring.retain(|(id, insertion)| {
                 pages
                     .get(id)
                     .is_some_and(|slot| slot.insertion == *insertion)
             });
+            self.hand = 0;
         }
     }
 
@@ -166,9 +176,9 @@ mod tests {
         }
         assert_eq!(cache.bytes(), 0);
         assert!(
-            cache.hand.len() <= 16 + 1,
-            "hand holds {}",
-            cache.hand.len()
+            cache.ring.len() <= 16 + 1,
+            "the ring holds {}",
+            cache.ring.len()
         );
     }
 

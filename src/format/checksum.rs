@@ -23,11 +23,16 @@ pub fn crc32(bytes: &[u8]) -> u32 {
 /// The CRC-32 (IEEE) of `bytes`.
 #[cfg(target_arch = "wasm32")]
 pub fn crc32(bytes: &[u8]) -> u32 {
-    ONE_TABLE_CRC32.checksum(bytes)
+    // Built at run time, once: a table built at compile time is 1 KiB of data in the module
+    // that gzip cannot shrink.
+    static CRC32: spin::Once<crc::Crc<u32, crc::Table<1>>> = spin::Once::new();
+    CRC32
+        .call_once(|| crc::Crc::<u32, crc::Table<1>>::new(&crc::CRC_32_ISO_HDLC))
+        .checksum(bytes)
 }
 
 /// The same CRC-32 from `crc`'s one-table implementation (what wasm builds use).
-#[cfg(any(target_arch = "wasm32", test))]
+#[cfg(test)]
 const ONE_TABLE_CRC32: crc::Crc<u32, crc::Table<1>> =
     crc::Crc::<u32, crc::Table<1>>::new(&crc::CRC_32_ISO_HDLC);
 

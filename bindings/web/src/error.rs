@@ -8,7 +8,6 @@
 //! the last few are kept: a cause is wanted for the error being reported now.
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
 
 use js_sys::{Error as JsError, Reflect};
 use wasm_bindgen::JsValue;
@@ -17,7 +16,7 @@ use wasm_bindgen::JsValue;
 const REMEMBERED: usize = 16;
 
 thread_local! {
-    static CAUSES: RefCell<VecDeque<(String, JsValue)>> = const { RefCell::new(VecDeque::new()) };
+    static CAUSES: RefCell<Vec<(String, JsValue)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Remember `cause` as the JS error behind the core error whose message is `message`.
@@ -25,9 +24,9 @@ pub fn remember_cause(message: &str, cause: JsValue) {
     CAUSES.with(|c| {
         let mut causes = c.borrow_mut();
         if causes.len() == REMEMBERED {
-            causes.pop_front();
+            causes.remove(0);
         }
-        causes.push_back((message.to_owned(), cause));
+        causes.push((message.to_owned(), cause));
     });
 }
 

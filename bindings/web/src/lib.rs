@@ -14,9 +14,3 @@ pub mod store;
 
 pub use clock::JsClock;
 pub use error::to_js_error;
-
-/// The module's allocator: talc rather than the default dlmalloc, for a smaller module (the
-/// package's size budget) and faster allocation. Single-threaded wasm only.
-#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
-#[global_allocator]
-static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
