@@ -30,7 +30,8 @@ pub(crate) struct PageCache {
     /// The clock's face: (id, insertion) of every page cached, plus stale entries of pages
     /// removed or re-inserted since, which the hand drops as it passes.
     ring: Vec<(PageId, u64)>,
-    /// Where the hand points in `ring`.
+    /// Where the hand points in `ring` (entries keep their order: removing one shifts the rest,
+    /// a few hundred small entries for a cache of 16 KiB pages).
     hand: usize,
     insertions: u64,
     hits: u64,
@@ -80,7 +81,10 @@ impl PageCache {
                 insertion: self.insertions,
             },
         );
-        self.ring.push((id, self.insertions));
+        // A new page goes in just behind the hand: the last the next sweep reaches.
+        self.hand = self.hand.min(self.ring.len());
+        self.ring.insert(self.hand, (id, self.insertions));
+        self.hand += 1;
         while self.bytes > self.capacity && self.pages.len() > 1 {
             if self.hand >= self.ring.len() {
                 self.hand = 0;
@@ -93,7 +97,7 @@ impl PageCache {
                 .get_mut(&candidate)
                 .filter(|slot| slot.insertion == insertion)
             else {
-                self.ring.swap_remove(self.hand); // stale
+                self.ring.remove(self.hand); // stale
                 continue;
             };
             // The page just added is never the one to go (another is there: `len() > 1`).
@@ -102,7 +106,7 @@ impl PageCache {
                 self.hand += 1;
             } else if let Some(evicted) = self.pages.remove(&candidate) {
                 self.bytes -= evicted.page.byte_len();
-                self.ring.swap_remove(self.hand);
+                self.ring.remove(self.hand);
             }
         }
         // Removals leave stale entries behind; drop them before they outnumber the pages.
@@ -139,6 +143,7 @@ impl PageCache {
 mod tests {
     use super::*;
     use crate::format::{DataPageBuilder, RowFeatures};
+    use alloc::vec::Vec;
 
     fn page() -> Rc<DataPage> {
         let builder = DataPageBuilder::new(RowFeatures::COMPACT_BASE);
@@ -164,6 +169,20 @@ mod tests {
         assert!(cache.get(id(2)).is_some());
         assert!(cache.get(id(3)).is_some());
         assert_eq!(cache.bytes(), 3 * one);
+    }
+
+    #[test]
+    fn unread_pages_go_oldest_first() {
+        let one = page().byte_len();
+        let mut cache = PageCache::new(3 * one);
+        for n in 0..6 {
+            cache.insert(id(n), page());
+        }
+        // Nothing was read: the three added last are the three kept.
+        let kept: Vec<u32> = (0..6)
+            .filter(|&n| cache.pages.contains_key(&id(n)))
+            .collect();
+        assert_eq!(kept, [3, 4, 5]);
     }
 
     #[test]
