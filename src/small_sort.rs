@@ -1,7 +1,7 @@
-//! Insertion sort, for the lists that are short (a key's versions, a level's SSTs) or arrive
-//! nearly sorted (page ids as a store lists them). Each use of the standard library's sorts
-//! adds kilobytes of code to the wasm module; this adds a few hundred bytes, and on such lists
-//! it is as fast.
+//! Insertion sort, for the lists that are short or nearly sorted (a key's versions, a level's
+//! SSTs with a compaction's outputs added). Each use of the standard library's sorts adds
+//! kilobytes of code to the wasm module; this adds a few hundred bytes, and on such lists it is
+//! as fast.
 
 /// Sorts `items` so that no item is `before` the one ahead of it; stable. Quadratic in the worst
 /// case, linear on a sorted list.

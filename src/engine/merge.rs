@@ -98,6 +98,23 @@ impl RunCursor {
         }
     }
 
+    /// A cursor over each of `runs`, sought to `from` (see [`RunCursor::seek`]).
+    async fn open_all(
+        inner: &Inner,
+        runs: Vec<Vec<Rc<SstHandle>>>,
+        reverse: bool,
+        from: Option<&[u8]>,
+        fill: CacheFill,
+    ) -> Result<Vec<RunCursor>> {
+        let mut cursors = Vec::with_capacity(runs.len());
+        for run in runs {
+            let mut c = RunCursor::new(run, reverse, fill);
+            c.seek(inner, from).await?;
+            cursors.push(c);
+        }
+        Ok(cursors)
+    }
+
     async fn load(&mut self, inner: &Inner) -> Result<()> {
         let sst = self
             .ssts
@@ -274,16 +291,10 @@ impl MergeCursor {
                 exhausted: false,
             })
             .collect();
-        let mut cursors = Vec::with_capacity(runs.len());
-        for run in runs {
-            let mut c = RunCursor::new(run, reverse, CacheFill::Keep);
-            c.seek(inner, if reverse { upper } else { Some(lower) })
-                .await?;
-            cursors.push(c);
-        }
+        let from = if reverse { upper } else { Some(lower) };
         Ok(MergeCursor {
             mems,
-            runs: cursors,
+            runs: RunCursor::open_all(inner, runs, reverse, from, CacheFill::Keep).await?,
             reverse,
         })
     }
@@ -294,15 +305,9 @@ impl MergeCursor {
         inner: &Inner,
         runs: Vec<Vec<Rc<SstHandle>>>,
     ) -> Result<Self> {
-        let mut cursors = Vec::with_capacity(runs.len());
-        for run in runs {
-            let mut c = RunCursor::new(run, false, CacheFill::Skip);
-            c.seek(inner, Some(&[])).await?;
-            cursors.push(c);
-        }
         Ok(MergeCursor {
             mems: Vec::new(),
-            runs: cursors,
+            runs: RunCursor::open_all(inner, runs, false, Some(&[]), CacheFill::Skip).await?,
             reverse: false,
         })
     }

@@ -71,6 +71,12 @@ impl PageCache {
         }
     }
 
+    /// The page, if cached, without marking it read or counting a hit or a miss: for reads
+    /// that keep nothing of what they read.
+    pub(crate) fn peek(&self, id: PageId) -> Option<Rc<DataPage>> {
+        self.pages.get(&id).map(|slot| slot.page.clone())
+    }
+
     /// Add a page, evicting pages beyond the capacity.
     pub(crate) fn insert(&mut self, id: PageId, page: Rc<DataPage>) {
         self.remove(id);
@@ -168,13 +174,20 @@ mod tests {
         PageId::sst_data(1, n)
     }
 
-    #[test]
-    fn a_page_read_since_the_hand_last_passed_survives_the_next_eviction() {
+    /// A cache with room for three pages, pages 0 to `added - 1` added in order (and the size
+    /// of one page).
+    fn three_page_cache(added: u32) -> (PageCache, usize) {
         let one = page().byte_len();
         let mut cache = PageCache::new(3 * one);
-        for n in 0..3 {
+        for n in 0..added {
             cache.insert(id(n), page());
         }
+        (cache, one)
+    }
+
+    #[test]
+    fn a_page_read_since_the_hand_last_passed_survives_the_next_eviction() {
+        let (mut cache, one) = three_page_cache(3);
         assert!(cache.get(id(0)).is_some());
         cache.insert(id(3), page());
         // Page 0 was read, so page 1 (the next in line, never read) went instead.
@@ -187,16 +200,24 @@ mod tests {
 
     #[test]
     fn unread_pages_go_oldest_first() {
-        let one = page().byte_len();
-        let mut cache = PageCache::new(3 * one);
-        for n in 0..6 {
-            cache.insert(id(n), page());
-        }
+        let (cache, _) = three_page_cache(6);
         // Nothing was read: the three added last are the three kept.
         let kept: Vec<u32> = (0..6)
             .filter(|&n| cache.pages.contains_key(&id(n)))
             .collect();
         assert_eq!(kept, [3, 4, 5]);
+    }
+
+    #[test]
+    fn a_peek_neither_marks_a_page_read_nor_counts() {
+        let (mut cache, _) = three_page_cache(3);
+        assert!(cache.peek(id(0)).is_some());
+        assert!(cache.peek(id(9)).is_none());
+        assert_eq!(cache.hit_counts(), (0, 0));
+        cache.insert(id(3), page());
+        // Page 0 was only peeked at: it went first, as if never read.
+        assert!(cache.peek(id(0)).is_none());
+        assert!(cache.peek(id(1)).is_some());
     }
 
     #[test]

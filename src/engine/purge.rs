@@ -15,7 +15,6 @@
 //! of one expiry time: `purged_until` cannot name half of a millisecond, so the entries it handled
 //! there are removed by tombstones instead.
 
-use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 
@@ -23,7 +22,7 @@ use super::keys::{expiry_index_from, namespace_of, parse_expiry_index_key, user_
 use super::memtable::MemVersion;
 use super::options::{ExpiredEntry, Replacement};
 use super::state::Inner;
-use super::write::{TtlPolicy, WriteOp};
+use super::write::{CurrentRows, TtlPolicy, WriteOp};
 use crate::error::{Error, Result};
 
 /// A function called for each key about to be removed because it expired. Returning a
@@ -131,7 +130,7 @@ impl Inner {
         // rewrites'.
         let mut ops = Vec::new();
         let mut drops = Vec::new();
-        let mut read = BTreeMap::new();
+        let mut read = CurrentRows::new();
         for (expire_at, data_key, index_key) in &slice.entries {
             let row = self.lookup(data_key, read_seq).await?;
             match self.judge(*expire_at, data_key, row, now, hook.as_ref(), &mut report) {

@@ -33,6 +33,7 @@ pub(crate) enum CacheFill {
     Keep,
     /// Do not: a compaction's inputs, which are obsolete once it commits. Keeping them would
     /// evict the pages readers use and add up to the whole cache to the compaction's peak memory.
+    /// A page already cached is used, but not marked read, nor counted as a hit or a miss.
     Skip,
 }
 
@@ -41,7 +42,14 @@ impl Inner {
     /// [`DbOptions::verify_data_pages`](super::DbOptions::verify_data_pages) is off), cached when
     /// `fill` says so.
     pub(crate) async fn load_page(&self, id: PageId, fill: CacheFill) -> Result<Rc<DataPage>> {
-        if let Some(page) = self.state.borrow_mut().cache.get(id) {
+        let cached = {
+            let mut st = self.state.borrow_mut();
+            match fill {
+                CacheFill::Keep => st.cache.get(id),
+                CacheFill::Skip => st.cache.peek(id),
+            }
+        };
+        if let Some(page) = cached {
             return Ok(page);
         }
         let bytes = self

@@ -74,7 +74,8 @@ pub(crate) struct WalSegment {
     pub bytes: usize,
 }
 
-/// The live WAL pages in segment order: a handful between flushes, so a sorted list.
+/// The live WAL pages in segment order, a sorted list: segments are added in order (at the end)
+/// and a flush removes them in one pass.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct WalSegments(Vec<WalSegment>);
 

@@ -74,8 +74,9 @@ impl PageId {
             return;
         }
         // Listed in another order (a JS adapter may list its keys in any order): sorted through
-        // a map of the type the memory store keeps its pages in, whose code the wasm module
-        // carries anyway; a sort routine of its own would add kilobytes to the module.
+        // a map of the type the memory store keeps its pages in, read back by the same kind of
+        // range as the memory store lists with, so the wasm module carries no code for it that
+        // it does not carry anyway (a sort routine of its own would add kilobytes).
         let (Some(&first), Some(&last)) = (ids.iter().min(), ids.iter().max()) else {
             return;
         };
