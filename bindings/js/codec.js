@@ -5,7 +5,8 @@
 import { TtlKvError } from "./errors.js";
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder("utf-8", { fatal: true });
+// A leading U+FEFF is part of the text, not a byte-order mark to drop.
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 const TAG_STRING = 0;
 const TAG_BYTES = 1;
@@ -19,7 +20,10 @@ const MAX_JSON_DEPTH = 256;
 /** Key bytes and whether the key was a string. */
 export function encodeKey(key) {
   let bytes;
-  if (typeof key === "string") bytes = encoder.encode(key);
+  if (typeof key === "string") {
+    // A key within the limit in UTF-16 units fits the scratch space (3 bytes per unit at most).
+    bytes = key.length <= MAX_KEY_BYTES ? scratch.slice(0, writeUtf8(scratch, 0, key)) : encoder.encode(key);
+  }
   else if (key instanceof Uint8Array) bytes = key;
   else throw new TtlKvError("INVALID_ARGUMENT", "a key must be a string or a Uint8Array");
   checkKeyLength(bytes.length);

@@ -62,26 +62,53 @@ export class LocalEndpoint {
     return handle;
   }
 
-  /** Run `method` with `args` in keyspace `ns`; a snapshot comes back as its id. */
-  async call(ns, method, args) {
+  /**
+   * Run `method` with `args` in keyspace `ns`; a snapshot comes back as its id. The answer is
+   * given as it is when the engine has it at once (memory storage, a cached page: no Promise,
+   * no task queued), else as a Promise; a failure is thrown or rejected, as a TtlKvError.
+   */
+  call(ns, method, args) {
     if (!DB_METHODS.has(method)) throw new TtlKvError("INVALID_ARGUMENT", `unknown method ${String(method)}`);
+    if (ns === null && method !== "snapshot") return this.run(this.root, method, args);
+    return this.callIn(ns, method, args);
+  }
+
+  async callIn(ns, method, args) {
     const handle = await this.handle(ns);
-    if (method === "snapshot") {
-      const snapshot = await engine(async () => handle.snapshot());
-      const id = this.nextSnapshot++;
-      this.snapshots.set(id, snapshot);
-      return id;
-    }
+    if (method !== "snapshot") return this.run(handle, method, args);
+    const snapshot = await engine(async () => handle.snapshot());
+    const id = this.nextSnapshot++;
+    this.snapshots.set(id, snapshot);
+    return id;
+  }
+
+  /** `method` on engine handle `handle` (see `call`). */
+  run(handle, method, args) {
     let result;
     try {
-      result = await engine(async () => handle[method](...args));
+      result = handle[method](...args);
     } catch (e) {
-      // Out of room: nothing of the call was written. Reclaim what expired data holds, then
-      // try once more; a second QUOTA_EXCEEDED is the caller's.
-      if (e.code !== "QUOTA_EXCEEDED") throw e;
-      await this.reclaim();
-      result = await engine(async () => handle[method](...args));
+      return this.retry(e, handle, method, args);
     }
+    if (result instanceof Promise) {
+      return result.then((r) => this.answer(method, r), (e) => this.retry(e, handle, method, args));
+    }
+    return this.answer(method, result);
+  }
+
+  /**
+   * After a failed call. Out of room: nothing of the call was written. Reclaim what expired data
+   * holds, then try once more; a second QUOTA_EXCEEDED is the caller's.
+   */
+  async retry(e, handle, method, args) {
+    const error = asTtlKvError(e);
+    if (error.code !== "QUOTA_EXCEEDED") throw error;
+    await this.reclaim();
+    return this.answer(method, await engine(async () => handle[method](...args)));
+  }
+
+  /** A call's answer, once its expire events are published. */
+  answer(method, result) {
     if (method === "purgeExpired") this.publish(result.expired);
     if (method === "maintenance") this.publish(result.purge.expired);
     return result;

@@ -122,6 +122,13 @@ function scanArgs(opts) {
   };
 }
 
+/**
+ * The value of an engine `get`: text values come back decoded already (a string, or the parsed
+ * JSON value), anything else as its stored bytes with their tag (see `value_js` in
+ * bindings/web/src/api.rs); `undefined` when absent.
+ */
+const valueOf = (raw) => (raw instanceof Uint8Array ? decodeValue(raw).value : raw);
+
 function entryOf(raw) {
   const { value, keyWasString } = decodeValue(raw[1]);
   return { key: decodeKey(raw[0], keyWasString), value, expireAt: raw[2] };
@@ -164,7 +171,7 @@ class Snapshot {
   }
   async get(key) {
     const raw = await this.#endpoint.callSnapshot(this.#id, "get", [encodeKey(key)]);
-    return raw === undefined ? undefined : decodeValue(raw).value;
+    return valueOf(raw);
   }
   async getEntry(key) {
     const raw = await this.#endpoint.callSnapshot(this.#id, "getEntry", [encodeKey(key)]);
@@ -329,10 +336,17 @@ class Db {
     this.#ns = ns;
   }
 
-  async #call(method, args) {
+  /** The answer of an engine call, or a Promise of it; throws as the endpoint's `call` does. */
+  #call(method, args) {
     const shared = this.#shared;
     if (shared.closed) throw new TtlKvError("CLOSED", "the database is closed");
-    const result = await shared.endpoint.call(this.#ns, method, args);
+    const result = shared.endpoint.call(this.#ns, method, args);
+    if (result instanceof Promise) {
+      return result.then((r) => {
+        shared.schedule(READS.has(method));
+        return r;
+      });
+    }
     shared.schedule(READS.has(method));
     return result;
   }
@@ -348,13 +362,18 @@ class Db {
 
   async get(key) {
     const raw = await this.#call("get", [encodeKey(key)]);
-    return raw === undefined ? undefined : decodeValue(raw).value;
+    return valueOf(raw);
   }
 
   async getMany(keys) {
     if (!Array.isArray(keys)) throw invalid("getMany takes an array of keys");
     const encoded = keys.map((k) => encodeKey(k));
-    return Promise.all(encoded.map((k) => this.#call("get", [k]).then((raw) => (raw === undefined ? undefined : decodeValue(raw).value))));
+    return Promise.all(
+      encoded.map(async (k) => {
+        const raw = await this.#call("get", [k]);
+        return valueOf(raw);
+      }),
+    );
   }
 
   async getEntry(key) {
@@ -403,7 +422,7 @@ class Db {
     else if (opts.persist === true) kind = 2;
     else throw invalid("persist must be true");
     const raw = await this.#call("getEx", [k, kind, arg]);
-    return raw === undefined ? undefined : decodeValue(raw).value;
+    return valueOf(raw);
   }
 
   scan(opts) {
@@ -531,7 +550,7 @@ function withOpenTimeout(opening, ms) {
   });
   opening.then(
     (raw) => {
-      if (timedOut) raw.close().catch(() => {});
+      if (timedOut) engine(() => raw.close()).catch(() => {});
     },
     () => {},
   );

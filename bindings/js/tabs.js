@@ -151,7 +151,11 @@ export class Tabs {
     const local = this.shared.local;
     if (local === undefined) return Promise.reject(new TtlKvError("FENCED", "this tab is no longer the writer"));
     if (message.snapshot !== undefined) return local.callSnapshot(message.snapshot, message.method, message.args);
-    return local.call(message.ns, message.method, message.args);
+    try {
+      return Promise.resolve(local.call(message.ns, message.method, message.args));
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   /** Send a call to the writer; resolves or rejects with its answer. */

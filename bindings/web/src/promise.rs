@@ -1,7 +1,9 @@
-//! How the engine's futures become JS Promises. A call is polled once at once: on memory
-//! storage most calls finish without waiting on anything, and their answer is handed back as an
-//! already settled Promise, with no task queued. A call that has to wait (IndexedDB, an adapter,
-//! a group commit) goes on to `future_to_promise`, which polls it again whenever it is woken.
+//! How the engine's futures answer JS. A call is polled once at once: on memory storage (and
+//! for a read of a cached page) most calls finish without waiting on anything, and their answer
+//! is handed back as it is, with no Promise made and no task queued (JS `await`s either alike);
+//! a failure comes back as a rejected Promise. A call that has to wait (IndexedDB, an adapter,
+//! a group commit) goes on to `future_to_promise`, whose Promise is the answer; it polls the
+//! call again whenever it is woken.
 //!
 //! A call made while the engine is already running (from JS that the engine itself called: a
 //! clock function, an adapter method) is never polled in place, as the engine may be part-way
@@ -53,19 +55,19 @@ impl Future for Marked {
     }
 }
 
-/// The Promise of `call`: settled at once if the call finishes without waiting, else resolved
-/// by the executor when it does.
-pub(crate) fn settle(call: Call) -> Promise {
+/// The answer of `call` if it finishes without waiting (a failure as a rejected Promise), else
+/// the Promise of it, settled by the executor when it does.
+pub(crate) fn settle(call: Call) -> JsValue {
     let mut call = Marked(call);
     if POLLING.with(Cell::get) == 0 {
         // Anything the call waits on registers this no-op waker now, and the executor's real
         // one when it polls again (every future in the engine and the stores keeps the latest).
         let mut cx = Context::from_waker(Waker::noop());
         match Pin::new(&mut call).poll(&mut cx) {
-            Poll::Ready(Ok(value)) => return Promise::resolve(&value),
-            Poll::Ready(Err(error)) => return Promise::reject(&error),
+            Poll::Ready(Ok(value)) => return value,
+            Poll::Ready(Err(error)) => return Promise::reject(&error).into(),
             Poll::Pending => {}
         }
     }
-    future_to_promise(call)
+    future_to_promise(call).into()
 }
