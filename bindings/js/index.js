@@ -205,6 +205,8 @@ const READS = new Set(["get", "getEntry", "has", "ttl"]);
 
 /** How long past its time a maintenance timer may wait before its step starts without it. */
 const STARVED_MS = 50;
+/** Reads between two looks at a starved maintenance timer (see `Shared.schedule`). */
+const READS_PER_CHECK = 32;
 
 /**
  * What every handle of one open database shares: where its calls run (`endpoint`: this context's
@@ -223,6 +225,7 @@ class Shared {
     this.armedFor = undefined;
     this.armedAt = undefined;
     this.running = false;
+    this.reads = 0;
   }
 
   /** Run calls on this context's engine from now on (`local` is a LocalEndpoint). */
@@ -271,10 +274,13 @@ class Shared {
    * microtasks alone) would starve the timer, and flushed tables would pile up in level 0 with
    * every read probing each of them. So a timer that is STARVED_MS overdue (past both its time
    * and the time it was armed) is not waited for: its step starts now, beside the app's calls.
+   * After a read that check is all there is to do, and it looks at the clock, so only every
+   * READS_PER_CHECK-th read makes it.
    */
   schedule(afterRead = false) {
     const local = this.local;
     if (!this.auto || this.closed || this.running || local === undefined) return;
+    if (afterRead && ++this.reads % READS_PER_CHECK !== 0) return;
     if (this.timer !== undefined) {
       const now = local.root.now();
       if (now >= Math.max(this.armedFor, this.armedAt) + STARVED_MS) {
