@@ -147,7 +147,13 @@ impl Inner {
         if let Some(last) = stale_wal.iter().chain(&live_wal).map(|p| p.file).max() {
             next_segment = next_segment.max(last + 1);
         }
-        let wal_bytes = store.get_pages(live_wal.clone()).await?;
+        // After a clean close nothing is left to replay, and an empty read still costs a round
+        // trip on stores that open a transaction for it (IndexedDB).
+        let wal_bytes = if live_wal.is_empty() {
+            Vec::new()
+        } else {
+            store.get_pages(live_wal.clone()).await?
+        };
         for (page, bytes) in live_wal.into_iter().zip(wal_bytes) {
             let bytes =
                 bytes.ok_or_else(|| Error::corruption("listed but missing").context(page))?;

@@ -1,0 +1,112 @@
+//! What an open asks of its store, counted in round trips (calls of a store method; IndexedDB
+//! reads any number of pages in one): the manifest read and the commit that takes the writer
+//! role, then, at once, every SST's metadata page and the listings of WAL and metadata pages;
+//! the WAL pages themselves only when something is left to replay.
+
+mod common;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use common::{run, small, T0};
+use ttlkv::store::{Commit, ManifestRecord, MemoryStore, PageId, PageKind, PageStore, StoreFuture};
+use ttlkv::{Db, FakeClock};
+
+/// A store that forwards every call to a memory store and records the method called.
+#[derive(Clone, Default)]
+struct Recording {
+    inner: MemoryStore,
+    calls: Rc<RefCell<Vec<&'static str>>>,
+}
+
+impl Recording {
+    fn record(&self, method: &'static str) {
+        self.calls.borrow_mut().push(method);
+    }
+}
+
+impl PageStore for Recording {
+    fn read_manifest(&self) -> StoreFuture<'_, Option<ManifestRecord>> {
+        self.record("read_manifest");
+        self.inner.read_manifest()
+    }
+    fn get_page(&self, id: PageId) -> StoreFuture<'_, Option<Vec<u8>>> {
+        self.record("get_page");
+        self.inner.get_page(id)
+    }
+    fn list_pages(&self, kind: PageKind) -> StoreFuture<'_, Vec<PageId>> {
+        self.record("list_pages");
+        self.inner.list_pages(kind)
+    }
+    fn commit(&self, commit: Commit) -> StoreFuture<'_, ()> {
+        self.record("commit");
+        self.inner.commit(commit)
+    }
+    fn get_pages(&self, ids: Vec<PageId>) -> StoreFuture<'_, Vec<Option<Vec<u8>>>> {
+        self.record("get_pages");
+        self.inner.get_pages(ids)
+    }
+}
+
+/// The store calls of one open of `store`, in order (those made at once sorted).
+fn calls_of_an_open(store: &MemoryStore, clock: &FakeClock) -> Vec<&'static str> {
+    let recording = Recording {
+        inner: store.clone(),
+        ..Recording::default()
+    };
+    let _db = run(Db::open(recording.clone(), clock.clone(), small())).expect("open");
+    let mut calls = recording.calls.borrow().clone();
+    calls[2..5].sort_unstable();
+    calls
+}
+
+#[test]
+fn an_open_after_a_clean_close_reads_no_wal_page() {
+    let store = MemoryStore::new();
+    let clock = FakeClock::new(T0);
+    let db = run(Db::open(store.clone(), clock.clone(), small())).expect("open");
+    for i in 0..200u32 {
+        run(db.put(format!("key{i:04}").as_bytes(), b"value")).expect("put");
+    }
+    run(db.flush()).expect("flush");
+    run(db.close()).expect("close");
+    assert!(db.stats().levels.iter().any(|l| !l.ssts.is_empty()));
+
+    assert_eq!(
+        calls_of_an_open(&store, &clock),
+        [
+            "read_manifest",
+            "commit",
+            "get_pages",
+            "list_pages",
+            "list_pages"
+        ]
+    );
+}
+
+#[test]
+fn an_open_with_unflushed_writes_reads_their_wal_pages_in_one_round_trip() {
+    let store = MemoryStore::new();
+    let clock = FakeClock::new(T0);
+    let db = run(Db::open(store.clone(), clock.clone(), small())).expect("open");
+    run(db.put(b"unflushed", b"value")).expect("put");
+    // No close: the write is only in the WAL, as after a crash.
+    drop(db);
+
+    assert_eq!(
+        calls_of_an_open(&store, &clock),
+        [
+            "read_manifest",
+            "commit",
+            "get_pages",
+            "list_pages",
+            "list_pages",
+            "get_pages"
+        ]
+    );
+    let db = run(Db::open(store.clone(), clock.clone(), small())).expect("reopen");
+    assert_eq!(
+        run(db.get(b"unflushed")).expect("get"),
+        Some(b"value".to_vec())
+    );
+}
