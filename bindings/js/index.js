@@ -244,6 +244,11 @@ class Shared {
     this.armedFor = undefined;
   }
 
+  /** Whether expire events have anywhere to go: a listener here, or other tabs. */
+  wantsExpired() {
+    return this.listeners.size > 0 || this.tabs !== undefined;
+  }
+
   /** Expire events of a purge this context ran: to its listeners and to every other tab. */
   publish(expired) {
     if (expired.length === 0) return;
@@ -602,7 +607,7 @@ async function openDb(name, options) {
         return [encodeValue(out.value, decoded.keyWasString), kind, arg];
       });
     }
-    return new LocalEndpoint(raw, (expired) => shared.publish(expired));
+    return new LocalEndpoint(raw, (expired) => shared.publish(expired), () => shared.wantsExpired());
   }
 
   if (storage === "indexeddb" && tabsSupported()) {
