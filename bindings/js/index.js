@@ -257,6 +257,7 @@ class Shared {
   }
 
   emit(expired) {
+    if (this.listeners.size === 0) return;
     for (const [namespace, key, value, expireAt] of expired) {
       const decoded = decodeValue(value);
       const event = { key: decodeKey(key, decoded.keyWasString), value: decoded.value, expireAt };
