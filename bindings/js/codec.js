@@ -8,6 +8,8 @@ const encoder = new TextEncoder();
 // A leading U+FEFF is part of the text, not a byte-order mark to drop.
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
+// The engine's `get` decodes string and JSON values itself, by these tags (`value_js` in
+// bindings/web/src/api.rs).
 const TAG_STRING = 0;
 const TAG_BYTES = 1;
 const TAG_JSON = 2;

@@ -380,12 +380,8 @@ class Db {
   async getMany(keys) {
     if (!Array.isArray(keys)) throw invalid("getMany takes an array of keys");
     const encoded = keys.map((k) => encodeKey(k));
-    return Promise.all(
-      encoded.map(async (k) => {
-        const raw = await this.#call("get", [k]);
-        return valueOf(raw);
-      }),
-    );
+    const raws = await Promise.all(encoded.map((k) => this.#call("get", [k])));
+    return raws.map(valueOf);
   }
 
   async getEntry(key) {

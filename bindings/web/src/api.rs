@@ -91,32 +91,35 @@ fn set(target: &Object, key: &str, value: &JsValue) {
     let _ = Reflect::set(target, &JsValue::from_str(key), value);
 }
 
-/// A copy of `b` as a Uint8Array. `slice` of a view copies in one step; `Uint8Array::from`
-/// (`new Uint8Array(view)`) takes V8's generic typed-array constructor, several times slower.
 fn bytes(b: &[u8]) -> JsValue {
-    // SAFETY: the view is used, and dropped, before anything can allocate (and so move or grow
-    // this module's memory).
-    unsafe { Uint8Array::view(b) }
-        .slice(0, b.len() as u32)
-        .into()
+    Uint8Array::from(b).into()
 }
 
-/// A value as `get` hands it to the JS entry. Text (the JS codec's tag byte 0, a string, or 2,
-/// JSON; the key-was-string bit aside) is decoded here, straight from this module's memory, so
-/// no Uint8Array is made for it: the answer is the caller's string, or the parsed JSON value.
-/// Anything else (bytes, or text that does not decode) comes back raw, tag byte and all, as a
-/// Uint8Array for the JS codec to decode.
+/// The JS codec's value tags (`bindings/js/codec.js`): the tag byte in front of every value,
+/// whose top bit says whether the key was a string.
+const TAG_STRING: u8 = 0;
+const TAG_JSON: u8 = 2;
+const TAG_MASK: u8 = 0x7f;
+
+/// A value as `get` hands it to the JS entry. Text (a string, or JSON) is decoded here, straight
+/// from this module's memory, so no Uint8Array is made for it: the answer is the caller's string,
+/// or the parsed JSON value. Anything else (bytes, or text that does not decode) comes back raw,
+/// tag byte and all, as a Uint8Array for the JS codec to decode.
 fn value_js(v: &[u8]) -> JsValue {
-    if let Some((tag, text)) = v.split_first() {
-        let is_string = tag & 0x7f == 0;
-        let is_json = tag & 0x7f == 2;
-        if let (true, Ok(text)) = (is_string || is_json, core::str::from_utf8(text)) {
-            if is_string {
-                return JsValue::from_str(text);
+    if let Some((tag, payload)) = v.split_first() {
+        let text = || core::str::from_utf8(payload).ok();
+        match tag & TAG_MASK {
+            TAG_STRING => {
+                if let Some(text) = text() {
+                    return JsValue::from_str(text);
+                }
             }
-            if let Ok(parsed) = js_sys::JSON::parse(text) {
-                return parsed;
+            TAG_JSON => {
+                if let Some(parsed) = text().and_then(|t| js_sys::JSON::parse(t).ok()) {
+                    return parsed;
+                }
             }
+            _ => {}
         }
     }
     bytes(v)
