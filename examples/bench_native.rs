@@ -47,7 +47,7 @@ fn main() -> ttlkv::Result<()> {
                         .maintenance_step()
                         .await?
                         .next_wakeup_ms
-                        .is_some_and(|t| t <= db.now())
+                        .is_some_and(|t| t <= db.now().unwrap())
                     {}
                 }
             }

@@ -7,6 +7,8 @@
 use alloc::rc::Rc;
 use core::cell::Cell;
 
+use crate::error::{Error, Result};
+
 /// A source of wall-clock time in milliseconds since the Unix epoch.
 ///
 /// It may jump (forwards or backwards); the engine wraps it in a [`MonotonicClock`].
@@ -73,9 +75,44 @@ impl Clock for FakeClock {
     }
 }
 
+/// The latest time a clock may plausibly read: the last millisecond of the year 9999. A reading
+/// beyond it (nanoseconds or microseconds by mistake, `1e300`, a saturated conversion) is
+/// rejected: stored as the clock seed it would hold time there for good, and added to a TTL it
+/// would overflow.
+pub const MAX_PLAUSIBLE_MS: i64 = 253_402_300_799_999;
+
+/// How far ahead of the time last handed out a reading may jump without a second look. A
+/// reading further ahead is taken only if the next reading confirms it (a machine that slept,
+/// a database opened after a long pause); a single reading far ahead of its neighbours is a
+/// misreading and is dropped in favour of the next one.
+pub const MAX_UNCONFIRMED_LEAP_MS: i64 = 60_000;
+
+/// The error for a clock reading that is not a plausible time.
+fn implausible(ms: i64) -> Error {
+    let shown = if ms == i64::MIN || ms == i64::MAX {
+        alloc::string::String::from("a value that is not a finite number of ms")
+    } else {
+        alloc::format!("{ms}")
+    };
+    Error::invalid(alloc::format!(
+        "the clock read {shown}, which is not a plausible time (ms since the Unix epoch, \
+         0 to {MAX_PLAUSIBLE_MS}); the reading was not used"
+    ))
+}
+
+/// `ms` if it is a plausible time (see [`MAX_PLAUSIBLE_MS`]).
+pub fn plausible(ms: i64) -> Result<i64> {
+    if (0..=MAX_PLAUSIBLE_MS).contains(&ms) {
+        Ok(ms)
+    } else {
+        Err(implausible(ms))
+    }
+}
+
 /// A clock that never goes backwards: each reading is at least the previous one and at least the
 /// seed (the highest timestamp ever issued, kept in the manifest, so time does not go backwards
-/// across a reopen either).
+/// across a reopen either). Readings that are not plausible never become its time: see
+/// [`MonotonicClock::now`].
 pub struct MonotonicClock {
     source: Rc<dyn Clock>,
     last: Cell<i64>,
@@ -90,11 +127,27 @@ impl MonotonicClock {
         }
     }
 
+    /// One plausible reading of the source, not yet compared with the time handed out.
+    pub fn read_source(&self) -> Result<i64> {
+        plausible(self.source.now_ms())
+    }
+
     /// The current time: `max(source, every earlier reading, seed)`.
-    pub fn now(&self) -> i64 {
-        let t = self.source.now_ms().max(self.last.get());
+    ///
+    /// A reading outside `0..=`[`MAX_PLAUSIBLE_MS`] is an `InvalidArgument` error and changes
+    /// nothing. A reading more than [`MAX_UNCONFIRMED_LEAP_MS`] ahead of the time last handed
+    /// out is checked against a second reading, and the earlier of the two is used: a single
+    /// misreading far ahead never becomes the time.
+    pub fn now(&self) -> Result<i64> {
+        let last = self.last.get();
+        let mut t = self.read_source()?;
+        if t > last.saturating_add(MAX_UNCONFIRMED_LEAP_MS) && last >= 0 {
+            // The earlier of two readings: a misreading is either one of them, not both.
+            t = t.min(self.read_source()?);
+        }
+        let t = t.max(last);
         self.last.set(t);
-        t
+        Ok(t)
     }
 
     /// The highest time handed out so far (what the manifest stores as the clock seed).
@@ -118,20 +171,65 @@ mod tests {
     fn monotonic_clock_never_goes_backwards_when_the_source_does() {
         let fake = FakeClock::new(1_000);
         let clock = MonotonicClock::new(Rc::new(fake.clone()), 0);
-        assert_eq!(clock.now(), 1_000);
+        assert_eq!(clock.now().unwrap(), 1_000);
         fake.set(500);
-        assert_eq!(clock.now(), 1_000);
+        assert_eq!(clock.now().unwrap(), 1_000);
         fake.set(2_000);
-        assert_eq!(clock.now(), 2_000);
+        assert_eq!(clock.now().unwrap(), 2_000);
     }
 
     #[test]
     fn monotonic_clock_starts_at_the_seed() {
         let fake = FakeClock::new(10);
         let clock = MonotonicClock::new(Rc::new(fake), 99);
-        assert_eq!(clock.now(), 99);
+        assert_eq!(clock.now().unwrap(), 99);
         clock.observe(150);
         assert_eq!(clock.last_issued(), 150);
+    }
+
+    /// A clock that reads the values of a list, one per reading, then the last for good.
+    struct Readings(core::cell::RefCell<alloc::vec::Vec<i64>>);
+
+    impl Clock for Readings {
+        fn now_ms(&self) -> i64 {
+            let mut r = self.0.borrow_mut();
+            if r.len() > 1 {
+                r.remove(0)
+            } else {
+                r[0]
+            }
+        }
+    }
+
+    fn readings(list: &[i64]) -> Rc<Readings> {
+        Rc::new(Readings(core::cell::RefCell::new(list.to_vec())))
+    }
+
+    #[test]
+    fn a_single_reading_far_ahead_is_dropped_for_the_next_one() {
+        let century = 100 * 365 * 86_400_000;
+        let clock = MonotonicClock::new(readings(&[1_000, 1_000 + century, 1_010]), 0);
+        assert_eq!(clock.now().unwrap(), 1_000);
+        assert_eq!(clock.now().unwrap(), 1_010);
+        assert_eq!(clock.last_issued(), 1_010);
+    }
+
+    #[test]
+    fn a_leap_ahead_that_the_next_reading_confirms_is_taken() {
+        let day = 86_400_000;
+        let clock = MonotonicClock::new(readings(&[1_000, 1_000 + day, 1_001 + day]), 0);
+        assert_eq!(clock.now().unwrap(), 1_000);
+        assert_eq!(clock.now().unwrap(), 1_000 + day);
+    }
+
+    #[test]
+    fn readings_that_are_no_plausible_time_are_errors_and_change_nothing() {
+        for bad in [i64::MAX, i64::MIN, MAX_PLAUSIBLE_MS + 1, -1] {
+            let clock = MonotonicClock::new(readings(&[bad]), 500);
+            let e = clock.now().unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{bad}");
+            assert_eq!(clock.last_issued(), 500);
+        }
     }
 
     #[cfg(feature = "std")]

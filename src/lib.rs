@@ -27,7 +27,7 @@ pub use clock::{Clock, FakeClock, MonotonicClock};
 pub use engine::{
     BatchOp, Db, DbOptions, Durability, Entry, ExpireCondition, ExpireHook, ExpiredEntry,
     GetExOptions, LevelStats, Maintenance, NamespaceOptions, PurgeReport, PutCondition, PutOptions,
-    Replacement, ScanOptions, Snapshot, SstStats, Stats, Ttl, WriteBatch,
+    Replacement, ScanOptions, Snapshot, SstStats, Stats, Ttl, WriteBatch, MAX_SEED_LEAD_MS,
 };
 pub use error::{Error, ErrorKind, Result};
 

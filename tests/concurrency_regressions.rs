@@ -339,7 +339,7 @@ fn a_relaxed_write_racing_close_is_refused_or_kept() {
             .await
             .unwrap();
         clock.advance(5);
-        let _ = db.now(); // a read-only time the manifest does not hold yet
+        let _ = db.now().unwrap(); // a read-only time the manifest does not hold yet
         let late = async {
             yield_once().await; // let close() start first
             db.put(b"k", b"v").await

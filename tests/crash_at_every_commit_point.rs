@@ -220,7 +220,7 @@ async fn run_until_crash(
     };
     let mut model = Model::new();
     for step in workload() {
-        let now = db.now();
+        let now = db.now().unwrap();
         let (after, touched) = apply_to_model(&model, &step, now);
         if let Step::Burst(puts) = &step {
             let (results, flushed) = apply_burst(&db, puts).await;
@@ -264,7 +264,7 @@ async fn verify(disk: &MemoryStore, clock: &FakeClock, crashed: &Crashed, label:
     let db = Db::open(disk.clone(), clock.clone(), small())
         .await
         .unwrap_or_else(|e| panic!("{label}: reopen failed: {e}"));
-    let now = db.now();
+    let now = db.now().unwrap();
     let mut got = BTreeMap::new();
     for k in 0..30u8 {
         let e = db.get_entry(&key(k)).await.unwrap();

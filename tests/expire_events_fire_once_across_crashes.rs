@@ -112,7 +112,7 @@ async fn run_until_crash(
     };
     for step in workload() {
         let put = match step {
-            Step::Put(k, ttl) => Some((key(k), db.now() + ttl as i64)),
+            Step::Put(k, ttl) => Some((key(k), db.now().unwrap() + ttl as i64)),
             _ => None,
         };
         match apply(&db, clock, step, &mut seen.events).await {

@@ -243,7 +243,7 @@ fn each_maintenance_step_purges_a_bounded_slice() {
         loop {
             let step = db.maintenance_step().await.unwrap();
             slices.push(step.purge.removed);
-            if step.next_wakeup_ms.is_none_or(|t| t > db.now()) {
+            if step.next_wakeup_ms.is_none_or(|t| t > db.now().unwrap()) {
                 break;
             }
         }

@@ -199,6 +199,9 @@ fn expire_hook() -> ExpireHook {
 #[derive(Default, Clone, Debug)]
 struct Space {
     rows: BTreeMap<Vec<u8>, (Vec<u8>, Option<i64>)>,
+    /// Rows that expired and were replaced before the purge reported them: their events are
+    /// still owed, by `(expiry, key)`, with the value they had.
+    owed: BTreeMap<(i64, Vec<u8>), Vec<u8>>,
     default_ttl: Option<u64>,
     max_ttl: Option<u64>,
 }
@@ -251,7 +254,11 @@ impl Space {
             PutCondition::IfPresent if live.is_none() => return false,
             _ => {}
         }
+        let was_live = live.is_some();
         let e = self.expiry(t, now, live.map(|(_, e)| e));
+        if let Some((old, Some(at))) = self.rows.get(k).filter(|_| !was_live).cloned() {
+            self.owed.insert((at, k.to_vec()), old);
+        }
         self.set(k, v, e, now);
         true
     }
@@ -442,7 +449,7 @@ impl Harness {
         if setup.hook {
             db.set_expire_hook(Some(expire_hook()));
         }
-        let now = db.now();
+        let now = db.now().unwrap();
         Harness {
             db,
             ns1,
@@ -477,7 +484,7 @@ impl Harness {
     }
 
     fn tick(&mut self) -> i64 {
-        let now = self.db.now();
+        let now = self.db.now().unwrap();
         assert!(now >= self.now, "the engine clock went backwards");
         self.now = now;
         now
@@ -576,9 +583,11 @@ impl Harness {
             .iter()
             .enumerate()
             .flat_map(|(ns, space)| {
-                space.rows.iter().filter_map(move |(k, (_, e))| {
+                let rows = space.rows.iter().filter_map(move |(k, (_, e))| {
                     e.filter(|at| *at <= now).map(|at| (at, ns, k.clone()))
-                })
+                });
+                let owed = space.owed.keys().map(move |(at, k)| (*at, ns, k.clone()));
+                rows.chain(owed)
             })
             .collect();
         due.sort();
@@ -622,6 +631,15 @@ impl Harness {
         let mut rewrites = 0;
         for (at, ns, k) in &due[..handled] {
             let space = &mut self.spaces[*ns];
+            if let Some(value) = space.owed.remove(&(*at, k.clone())) {
+                want.push(ExpiredEntry {
+                    namespace: ns_name(*ns).to_string(),
+                    key: k.clone(),
+                    value,
+                    expire_at: *at,
+                });
+                continue;
+            }
             let (value, _) = space.rows[k].clone();
             if self.setup.hook && hook_rewrites(&value) {
                 rewrites += 1;
@@ -842,6 +860,7 @@ impl Harness {
                 self.ns1 = self.db.namespace(NS1, Some(self.setup.ns1)).await.unwrap();
                 // The new namespace starts empty; the old one's expired rows produce no events.
                 self.spaces[1].rows.clear();
+                self.spaces[1].owed.clear();
                 let err = old.put(b"a0", b"x").await.unwrap_err();
                 assert_eq!(
                     err.kind(),

@@ -216,3 +216,36 @@ fn a_snapshot_of_a_namespace_reads_that_namespace() {
         assert_eq!(snap.get(b"k").await.unwrap().as_deref(), Some(&b"in n"[..]));
     });
 }
+
+#[test]
+fn dropped_namespace_ids_are_forgotten_once_no_row_of_them_is_left() {
+    use ttlkv::store::PageStore;
+    let (db, store, _) = fresh(DbOptions::default());
+    run(async {
+        db.put(b"default", b"stays").await.unwrap();
+        for i in 0..2_000 {
+            let name = format!("tenant-{i}");
+            let ns = db.namespace(&name, None).await.unwrap();
+            ns.put(b"k", b"v").await.unwrap();
+            assert!(db.drop_namespace(&name).await.unwrap());
+        }
+        let kept = db.namespace("kept", None).await.unwrap();
+        kept.put(b"k", b"v").await.unwrap();
+        db.compact().await.unwrap();
+        let record = store.read_manifest().await.unwrap().unwrap();
+        let manifest = ttlkv::format::Manifest::decode(&record.bytes).unwrap();
+        assert_eq!(
+            manifest.dropped_namespaces.len(),
+            0,
+            "no row of a dropped namespace is left, so no id needs remembering"
+        );
+        assert_eq!(kept.get(b"k").await.unwrap().as_deref(), Some(&b"v"[..]));
+        assert_eq!(
+            db.get(b"default").await.unwrap().as_deref(),
+            Some(&b"stays"[..])
+        );
+        // A namespace made now gets a new id: nothing of the dropped ones comes back.
+        let again = db.namespace("tenant-7", None).await.unwrap();
+        assert_eq!(again.get(b"k").await.unwrap(), None);
+    });
+}

@@ -109,3 +109,59 @@ fn purging_a_thousand_due_keys_touches_pages_independent_of_the_total() {
         "far below a full scan at 1M"
     );
 }
+
+/// Expiry-index rows each slice of a purge walks, for `total` keys that all expire in one
+/// millisecond, purged in slices of `slice` (each slice ends inside that millisecond, so it
+/// removes the entries it handled with tombstones).
+async fn slices_of_one_millisecond(total: u32, slice: usize) -> Vec<u64> {
+    let options = DbOptions {
+        durability: Durability::Relaxed,
+        memtable_flush_bytes: 32 << 20,
+        memtable_stall_bytes: 64 << 20,
+        ..DbOptions::default()
+    };
+    let store = MemoryStore::new();
+    let clock = FakeClock::new(T0);
+    let db = Db::open(store.clone(), clock.clone(), options)
+        .await
+        .unwrap();
+    let at = T0 + 1_000;
+    let mut batch = WriteBatch::new();
+    for i in 0..total {
+        let expire_at = PutOptions {
+            ttl: ttlkv::Ttl::ExpireAt(at),
+            ..PutOptions::default()
+        };
+        batch.put_with_options(&i.to_be_bytes(), b"v", expire_at);
+    }
+    db.write(batch).await.unwrap();
+    db.compact().await.unwrap();
+    clock.set(at + 1);
+    let mut walked = Vec::new();
+    let mut removed = 0;
+    loop {
+        let before = db.stats().purge_rows_walked;
+        let report = db.purge_expired(slice).await.unwrap();
+        walked.push(db.stats().purge_rows_walked - before);
+        removed += report.removed;
+        if !report.more_due {
+            break;
+        }
+    }
+    assert_eq!(removed, total as usize);
+    walked
+}
+
+#[test]
+fn purging_keys_that_share_one_expiry_millisecond_costs_each_slice_the_same() {
+    let walked = run(slices_of_one_millisecond(20_000, 1_000));
+    println!(
+        "purge complexity: one expiry ms, 20,000 keys in slices of 1,000: index rows walked per slice {walked:?}"
+    );
+    // A slice that walked past the earlier slices' entries would walk ~20,000 by the end.
+    let worst = *walked.iter().max().unwrap();
+    assert!(
+        worst <= 1_001,
+        "index rows walked per slice grow: {walked:?}"
+    );
+}

@@ -229,7 +229,7 @@ fn a_failed_next_expiry_lookup_does_not_lose_the_wakeup() {
             let step = pdb.maintenance_step().await.unwrap();
             fired |= step.purge.expired.iter().any(|e| e.key == b"later");
             match step.next_wakeup_ms {
-                Some(t) => pclock.set(t.max(pdb.now())),
+                Some(t) => pclock.set(t.max(pdb.now().unwrap())),
                 None => break,
             }
         }
@@ -259,7 +259,7 @@ fn a_failed_next_expiry_lookup_does_not_lose_the_wakeup() {
             let step = db.maintenance_step().await.unwrap();
             events.extend(step.purge.expired.into_iter().map(|e| e.key));
             match step.next_wakeup_ms {
-                Some(t) => clock.set(t.max(db.now())),
+                Some(t) => clock.set(t.max(db.now().unwrap())),
                 None => break,
             }
         }

@@ -2,7 +2,9 @@
 
 mod common;
 use common::*;
-use ttlkv::{DbOptions, ErrorKind, ExpireCondition, PutCondition, PutOptions, Ttl, WriteBatch};
+use ttlkv::{
+    DbOptions, ErrorKind, ExpireCondition, GetExOptions, PutCondition, PutOptions, Ttl, WriteBatch,
+};
 
 fn ttl(ms: u64) -> PutOptions {
     PutOptions::expire_after(ms)
@@ -147,12 +149,55 @@ fn zero_and_oversized_ttls_are_invalid_arguments() {
             .await
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert_eq!(db.get(b"k").await.unwrap(), None, "nothing was written");
+    });
+}
+
+#[test]
+fn an_expiry_past_the_range_of_times_is_an_invalid_argument_never_a_delete() {
+    let (db, _, _) = fresh(DbOptions::default());
+    run(async {
+        db.put(b"k", b"v").await.unwrap();
+        let far = i64::MAX as u64;
+        let e = db.put_with_options(b"k", b"w", ttl(far)).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
         let e = db
-            .expire(b"k", 0, ExpireCondition::default())
+            .expire(b"k", far, ExpireCondition::default())
             .await
             .unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-        assert_eq!(db.get(b"k").await.unwrap(), None, "nothing was written");
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        let e = db
+            .get_ex(b"k", GetExOptions::ExpireAfter(far))
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        assert_eq!(
+            db.get(b"k").await.unwrap().as_deref(),
+            Some(&b"v"[..]),
+            "the key is untouched"
+        );
+        assert_eq!(db.ttl(b"k").await.unwrap(), -1);
+    });
+}
+
+#[test]
+fn expire_with_zero_ms_deletes_the_key_as_pexpire_does() {
+    let (db, _, _) = fresh(DbOptions::default());
+    run(async {
+        let none = ExpireCondition::default();
+        assert!(!db.expire(b"k", 0, none).await.unwrap(), "absent: false");
+        db.put(b"k", b"v").await.unwrap();
+        assert!(
+            db.expire(b"k", 0, none).await.unwrap(),
+            "live: deleted, true"
+        );
+        assert_eq!(db.get(b"k").await.unwrap(), None);
+        assert_eq!(db.ttl(b"k").await.unwrap(), -2);
+        // A condition that fails leaves the key, as Redis does.
+        db.put(b"k", b"v").await.unwrap();
+        let nx_fails = ExpireCondition { xx: true, ..none };
+        assert!(!db.expire(b"k", 0, nx_fails).await.unwrap());
+        assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"v"[..]));
     });
 }
 
@@ -413,7 +458,7 @@ fn the_clock_never_goes_backwards_across_a_reopen() {
     });
     clock.set(T0 - 1_000_000);
     let db = reopen(&store, &clock, DbOptions::default());
-    assert!(db.now() >= T0);
+    assert!(db.now().unwrap() >= T0);
     run(async {
         assert_eq!(db.ttl(b"k").await.unwrap(), 1_000);
     });

@@ -111,6 +111,14 @@ fn leaves_whole_soon(sst: &SstHandle, handled: i64) -> bool {
         .is_some_and(|(min, max)| max.saturating_sub(handled) <= handled.saturating_sub(min))
 }
 
+/// Whether `sst`'s key range reaches into namespace `ns` (it may hold rows of it).
+fn may_hold_namespace(sst: &SstHandle, ns: u32) -> bool {
+    match (namespace_of(sst.first_key()), namespace_of(sst.last_key())) {
+        (Some(first), Some(last)) => first <= ns && ns <= last,
+        _ => true,
+    }
+}
+
 fn nothing_below(version: &Version, level: usize, lo: &[u8], hi: &[u8]) -> bool {
     version
         .levels
@@ -172,7 +180,7 @@ impl Inner {
     fn l0_merge_due(&self, v: &Version) -> bool {
         let l0 = v.levels.first().map_or(&[][..], Vec::as_slice);
         let trigger = self.options.l0_compaction_trigger.max(1);
-        let now = self.clock.now();
+        let now = self.clock.last_issued();
         let lasting = l0.iter().filter(|s| !short_lived(s, now)).count();
         lasting >= trigger || l0.len() >= trigger.saturating_mul(L0_STALL_FACTOR)
     }
@@ -183,7 +191,7 @@ impl Inner {
     /// overlap (older L0 SSTs, deeper levels) is itself all expired, so whatever it uncovers is
     /// expired too.
     fn plan_whole_drop(&self, st: &State) -> Option<Plan> {
-        let now = self.clock.now();
+        let now = self.clock.last_issued();
         let purged_until = st.manifest.purged_until;
         let all_expired = |sst: &SstHandle| {
             let m = &sst.meta;
@@ -227,7 +235,7 @@ impl Inner {
     /// place at the bottom.
     fn plan_expiry_compaction(&self, st: &State) -> Option<Plan> {
         let v = &st.version;
-        let now = self.clock.now();
+        let now = self.clock.last_issued();
         let handled = now.min(st.manifest.purged_until.saturating_sub(1));
         let due = |s: &SstHandle| {
             // Rows a pinned reader can still see cannot go; compacting would change nothing.
@@ -287,9 +295,11 @@ impl Inner {
     pub(crate) async fn run_compaction(&self, plan: Plan) -> Result<()> {
         if plan.drop_whole {
             let next_id = self.state.borrow().manifest.next_sst_id;
-            return self.install_compaction(&plan, Vec::new(), next_id).await;
+            return self
+                .install_compaction(&plan, Vec::new(), next_id, &[])
+                .await;
         }
-        let (snapshots, cutoff, dropped, mut next_id, with_expiry) = {
+        let (snapshots, cutoff, mut dropped, mut next_id, with_expiry) = {
             let st = self.state.borrow();
             let with_expiry = plan
                 .inputs
@@ -297,7 +307,7 @@ impl Inner {
                 .flat_map(|(_, l)| l.iter())
                 .any(|s| s.meta.ttl_row_count > 0);
             let cutoff = ExpiryCutoff {
-                now: self.clock.now(),
+                now: self.clock.now()?,
                 purged_until: st.manifest.purged_until,
             };
             (
@@ -309,6 +319,10 @@ impl Inner {
             )
         };
         let now = cutoff.now;
+        // Looked up once per key: sorted, however many namespaces were ever dropped.
+        dropped.sort_unstable();
+        // Dropped namespaces that rows written out still belong to (kept for a snapshot).
+        let mut still_dropped: Vec<u32> = Vec::new();
         let mut runs = Vec::new();
         for (level, ssts) in &plan.inputs {
             if *level == 0 {
@@ -328,7 +342,8 @@ impl Inner {
             let infos: Vec<VersionInfo> = versions.iter().map(|v| v.info()).collect();
             let index_entry = parse_expiry_index_key(&key);
             let data_key = index_entry.map_or(key.as_slice(), |(_, k)| k);
-            let doomed = namespace_of(data_key).is_some_and(|ns| dropped.contains(&ns));
+            let doomed_ns = namespace_of(data_key).filter(|ns| dropped.binary_search(ns).is_ok());
+            let doomed = doomed_ns.is_some();
             // Every version of an index entry has the entry's expiry time (it is in the key), and
             // an entry the purge has handled is never read again: all of them can go at any
             // level, as if this were the bottom.
@@ -352,6 +367,9 @@ impl Inner {
                     },
                     Fate::Drop => continue,
                 };
+                if let Some(ns) = doomed_ns.filter(|ns| !still_dropped.contains(ns)) {
+                    still_dropped.push(ns);
+                }
                 let w = writer.get_or_insert_with(|| {
                     let w = SstWriter::new(next_id, with_expiry, self.options.page_size, now);
                     next_id += 1;
@@ -377,14 +395,19 @@ impl Inner {
         if let Some(built) = writer.take().and_then(SstWriter::finish) {
             outputs.push(built);
         }
-        self.install_compaction(&plan, outputs, next_id).await
+        self.install_compaction(&plan, outputs, next_id, &still_dropped)
+            .await
     }
 
+    /// Install a compaction's outputs. `still_dropped`: the dropped namespaces some output row
+    /// belongs to; any other dropped namespace that no SST left untouched and no memtable can
+    /// hold a row of is forgotten (its id is never reused, so nothing can ever need it again).
     async fn install_compaction(
         &self,
         plan: &Plan,
         outputs: Vec<BuiltSst>,
         next_id: u64,
+        still_dropped: &[u32],
     ) -> Result<()> {
         let input_ids: Vec<u64> = plan
             .inputs
@@ -427,6 +450,21 @@ impl Inner {
                     version.levels.pop();
                 }
                 let mut manifest = st.manifest.clone();
+                let untouched: Vec<&Rc<SstHandle>> = st
+                    .version
+                    .levels
+                    .iter()
+                    .flatten()
+                    .filter(|s| !input_ids.contains(&s.id()))
+                    .collect();
+                let memtables = st.memtables_newest_first();
+                manifest.dropped_namespaces.retain(|&ns| {
+                    still_dropped.contains(&ns)
+                        || untouched.iter().any(|s| may_hold_namespace(s, ns))
+                        || memtables
+                            .iter()
+                            .any(|t| t.borrow().holds_prefix(&ns.to_be_bytes()))
+                });
                 manifest.levels = version.level_ids();
                 manifest.next_sst_id = manifest.next_sst_id.max(next_id);
                 manifest.clock_seed = manifest.clock_seed.max(seed);

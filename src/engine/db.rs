@@ -18,7 +18,8 @@ use super::snapshot::Snapshot;
 use super::state::Inner;
 use super::stats::Stats;
 use super::write::{
-    validate_expire_condition, validate_ttl, ExpireTarget, Outcome, TtlPolicy, WriteOp,
+    expiry_after, validate_expire_condition, validate_ttl, ExpireTarget, Outcome, TtlPolicy,
+    WriteOp,
 };
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -133,7 +134,7 @@ impl Db {
         self.policy()?;
         let read_seq = self.inner.state.borrow().last_seq;
         let found = self.inner.lookup(&ikey, read_seq).await?;
-        let now = self.inner.clock.now();
+        let now = self.inner.clock.now()?;
         Ok(found.filter(|v| is_live(v, now)).and_then(|v| {
             v.value.map(|value| Entry {
                 key: key.to_vec(),
@@ -171,23 +172,20 @@ impl Db {
         };
         Ok(match entry.expire_at {
             None => -1,
-            Some(at) => (at - self.inner.clock.now()).max(1),
+            Some(at) => (at - self.inner.clock.now()?).max(1),
         })
     }
 
     /// Make `key` expire `ttl_ms` from now. `false` if the key is absent or `condition` failed.
+    /// A `ttl_ms` of 0 deletes the key (`true` if it was live), as Redis `PEXPIRE` does with a
+    /// time not in the future.
     pub async fn expire(
         &self,
         key: &[u8],
         ttl_ms: u64,
         condition: ExpireCondition,
     ) -> Result<bool> {
-        validate_ttl(Ttl::ExpireAfter(ttl_ms))?;
-        let at = self
-            .inner
-            .clock
-            .now()
-            .saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX));
+        let at = expiry_after(self.inner.clock.now()?, ttl_ms)?;
         self.expire_at(key, at, condition).await
     }
 
@@ -227,8 +225,7 @@ impl Db {
         let target = match options {
             GetExOptions::ExpireAfter(ms) => {
                 validate_ttl(Ttl::ExpireAfter(ms))?;
-                let now = self.inner.clock.now();
-                ExpireTarget::At(now.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX)))
+                ExpireTarget::At(expiry_after(self.inner.clock.now()?, ms)?)
             }
             GetExOptions::ExpireAt(at) => ExpireTarget::At(at),
             GetExOptions::Persist => ExpireTarget::Persist,
@@ -273,7 +270,7 @@ impl Db {
     pub async fn scan(&self, options: &ScanOptions) -> Result<Vec<Entry>> {
         self.policy()?;
         let read_seq = self.inner.state.borrow().last_seq;
-        let now = self.inner.clock.now();
+        let now = self.inner.clock.now()?;
         self.inner.scan_at(self.ns, options, read_seq, now).await
     }
 
@@ -350,9 +347,16 @@ impl Db {
         sealed
     }
 
-    /// The current time on the database's (monotonic) clock.
-    pub fn now(&self) -> i64 {
+    /// The current time on the database's (monotonic) clock; an error if the clock read no
+    /// plausible time (see [`MAX_PLAUSIBLE_MS`](crate::clock::MAX_PLAUSIBLE_MS)).
+    pub fn now(&self) -> Result<i64> {
         self.inner.clock.now()
+    }
+
+    /// The latest time this database handed out (never more than [`Db::now`]; needs no reading
+    /// of the clock).
+    pub fn last_time(&self) -> i64 {
+        self.inner.clock.last_issued()
     }
 }
 

@@ -76,7 +76,7 @@ impl Inner {
             id,
             table.borrow().min_expire_at().is_some(),
             self.options.page_size,
-            self.clock.now(),
+            self.clock.now()?,
         );
         // Built in slices, giving the host a turn in between (no borrow of the table is held
         // then); each slice resumes after the last key of the one before.

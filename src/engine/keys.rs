@@ -40,6 +40,27 @@ pub(crate) fn expiry_index_key(expire_at: i64, data_key: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The first byte of an expiry-index entry's value that records an owed expire event; an entry
+/// written with its data row has an empty value.
+const OWED_EVENT: u8 = 1;
+
+/// The value of an expiry-index entry that records the expire event owed for a row with value
+/// `value`, which expired and was replaced before the purge reported it.
+pub(crate) fn owed_entry_value(value: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(1 + value.len());
+    out.push(OWED_EVENT);
+    out.extend_from_slice(value);
+    out
+}
+
+/// The value of the row an expiry-index entry records an owed event for, if it records one.
+pub(crate) fn owed_value(entry_value: &[u8]) -> Option<&[u8]> {
+    match entry_value.split_first() {
+        Some((&OWED_EVENT, value)) => Some(value),
+        _ => None,
+    }
+}
+
 /// The first expiry-index key of entries expiring at or after `t`.
 pub(crate) fn expiry_index_from(t: i64) -> Vec<u8> {
     let mut out = EXPIRY_INDEX_NS.to_be_bytes().to_vec();

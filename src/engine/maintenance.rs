@@ -46,7 +46,7 @@ const SHORT_TTL_FLUSH_SHARE: usize = 8;
 impl Inner {
     pub(crate) async fn maintenance_step(&self) -> Result<Maintenance> {
         let mut report = Maintenance::default();
-        let now = self.clock.now();
+        let now = self.clock.now()?;
         let (wal_due, flush_due, purge_due) = {
             let st = self.state.borrow();
             st.check_writable()?;
@@ -114,7 +114,11 @@ impl Inner {
     /// The earliest time background work becomes due.
     pub(crate) fn next_wakeup(&self) -> Option<i64> {
         let st = self.state.borrow();
-        let now = self.clock.now();
+        // A clock reading that is no plausible time leaves the wake-up to the last good one.
+        let now = self
+            .clock
+            .now()
+            .unwrap_or_else(|_| self.clock.last_issued());
         let mut candidates: Vec<i64> = Vec::new();
         candidates.extend(
             st.wal

@@ -158,6 +158,14 @@ impl Memtable {
             .and_then(|vs| vs.iter().rev().find(|v| v.seq <= read_seq))
     }
 
+    /// Whether some key starts with `prefix` (any version, tombstones included).
+    pub(crate) fn holds_prefix(&self, prefix: &[u8]) -> bool {
+        self.map
+            .range::<[u8], _>((Bound::Included(prefix), Bound::Unbounded))
+            .next()
+            .is_some_and(|(k, _)| k.starts_with(prefix))
+    }
+
     /// The highest seq written for `key`, if any.
     pub(crate) fn latest_seq(&self, key: &[u8]) -> Option<u64> {
         self.map.get(key).and_then(|vs| vs.last()).map(|v| v.seq)

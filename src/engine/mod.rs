@@ -42,7 +42,7 @@ pub use db::Db;
 pub use maintenance::Maintenance;
 pub use options::{
     DbOptions, Durability, Entry, ExpireCondition, ExpiredEntry, GetExOptions, NamespaceOptions,
-    PutCondition, PutOptions, Replacement, ScanOptions, Ttl,
+    PutCondition, PutOptions, Replacement, ScanOptions, Ttl, MAX_SEED_LEAD_MS,
 };
 pub use purge::{ExpireHook, PurgeReport};
 pub use snapshot::Snapshot;

@@ -70,7 +70,19 @@ pub struct DbOptions {
     /// type tag). A value may be [`MAX_VALUE_LEN`](crate::MAX_VALUE_LEN) bytes plus this, so the
     /// caller's own value can still be `MAX_VALUE_LEN` long. 0 for Rust callers.
     pub value_header_bytes: usize,
+    /// Trust the clock over the time the database last handed out. An open refuses a database
+    /// whose stored time is more than [`MAX_SEED_LEAD_MS`] ahead of the clock (a bad reading
+    /// was stored, or the clock was set back): time would stand still there, and no key would
+    /// expire until the clock caught up. With this set, the open takes the clock's time instead.
+    /// Keys that expired only because of the bad time become live again until their own expiry
+    /// (their expire events may fire a second time then); keys written while it was in force
+    /// keep the expiry it gave them. Turn it on for one open, once the clock is known good.
+    pub reset_clock: bool,
 }
+
+/// How far the time a database last handed out may be ahead of the clock at open before the
+/// open is refused (see [`DbOptions::reset_clock`]): one day.
+pub const MAX_SEED_LEAD_MS: i64 = 86_400_000;
 
 impl Default for DbOptions {
     fn default() -> Self {
@@ -93,6 +105,7 @@ impl Default for DbOptions {
             expiry_compaction_share: 0.5,
             periodic_compaction_ms: Some(24 * 60 * 60 * 1000),
             value_header_bytes: 0,
+            reset_clock: false,
         }
     }
 }

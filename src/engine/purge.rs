@@ -5,22 +5,30 @@
 //! current row: if the row is still the one the entry was written for, the key expired and
 //! produces exactly one [`ExpiredEntry`] (or is rewritten, if the expire hook returns a
 //! replacement); otherwise the entry is stale (the key was overwritten, deleted or persisted).
+//! An entry that carries a value is the record of a row that expired and was then replaced
+//! before a purge reported it (written by the replacing write, see `write::plan`): it produces
+//! that row's event.
 //!
+//! Every verdict rests on the rows the slice read, so they are made durable before anything is
+//! written or recorded on their strength; a rollback beside the slice makes it judge again.
 //! An expired key needs no write: its row carries its expiry, so no read returns it. The slice
 //! only moves `purged_until` past the entries it handled, and commits that manifest (after any
-//! pending WAL and any rewrites) before it reports, so a crash never fires an event twice. Entries
-//! before `purged_until` are never read again; compaction drops them, and the expired rows they
-//! name, without writing a tombstone for either (SNKV's and RocksDB's TTL filter: expiry is
-//! garbage collection, not a delete). The one exception is a slice that ends inside the entries
-//! of one expiry time: `purged_until` cannot name half of a millisecond, so the entries it handled
-//! there are removed by tombstones instead.
+//! rewrites) before it reports, so a crash never fires an event twice. Entries before
+//! `purged_until` are never read again; compaction drops them, and the expired rows they name,
+//! without writing a tombstone for either (SNKV's and RocksDB's TTL filter: expiry is garbage
+//! collection, not a delete). The one exception is a slice that ends inside the entries of one
+//! expiry time: `purged_until` cannot name half of a millisecond, so the entries it handled there
+//! are removed by tombstones instead, and so are their expired rows (so that no later write takes
+//! one for a row whose event is owed); the next slice starts after the last of them.
 
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 
-use super::keys::{expiry_index_from, namespace_of, parse_expiry_index_key, user_key};
+use super::keys::{
+    expiry_index_from, namespace_of, owed_value, parse_expiry_index_key, user_key, validate_value,
+};
 use super::memtable::MemVersion;
-use super::options::{ExpiredEntry, Replacement};
+use super::options::{ExpiredEntry, Replacement, Ttl};
 use super::state::Inner;
 use super::write::{CurrentRows, TtlPolicy, WriteOp};
 use crate::error::{Error, Result};
@@ -52,16 +60,22 @@ enum Verdict {
     /// The key expired: one event, nothing to write.
     Expired(ExpiredEntry),
     /// The key expired and the hook rewrites it: this write, applied if the key still holds the
-    /// row the purge read (given back, to serve as the write's read).
-    Rewrite(WriteOp, MemVersion),
+    /// row the purge read (given back, to serve as the write's read), and the event reported if
+    /// the replacement is due by the time it is written.
+    Rewrite(WriteOp, MemVersion, ExpiredEntry),
     /// The entry no longer describes the key's row, or its namespace was dropped.
     Stale,
 }
 
+/// One due expiry-index entry: `(expire_at, internal data key, index key, owed)`. `owed` is the
+/// value of a row that expired and was then replaced before the purge reported it: the write
+/// that replaced it recorded the value in the entry (see `write::plan`), and its event is owed.
+type DueEntry = (i64, Vec<u8>, Vec<u8>, Option<Vec<u8>>);
+
 /// The entries one slice handles, and the `purged_until` it may record afterwards.
 struct Slice {
-    /// `(expire_at, internal data key, index key)`, oldest first.
-    entries: Vec<(i64, Vec<u8>, Vec<u8>)>,
+    /// Oldest first.
+    entries: Vec<DueEntry>,
     /// Every entry expiring before this is handled once the slice is done.
     horizon: i64,
     /// The slice ends inside the entries of `horizon`'s millisecond: each entry it handles must
@@ -72,13 +86,18 @@ struct Slice {
 /// Cut the due index rows (read from `purged_until` on; `more_due`: the read stopped at its limit)
 /// into a slice. A full read that spans several expiry times leaves the last one for the next
 /// slice, so `purged_until` can move to it; a full read of a single expiry time has no such cut.
-fn cut_slice<V>(rows: Vec<(Vec<u8>, V)>, more_due: bool, now: i64) -> Slice {
-    let mut entries: Vec<(i64, Vec<u8>, Vec<u8>)> = rows
+fn cut_slice(rows: Vec<(Vec<u8>, MemVersion)>, more_due: bool, now: i64) -> Slice {
+    let mut entries: Vec<DueEntry> = rows
         .into_iter()
-        .filter_map(|(index_key, _)| {
+        .filter_map(|(index_key, row)| {
             let (at, data_key) = parse_expiry_index_key(&index_key)?;
             let data_key = data_key.to_vec();
-            Some((at, data_key, index_key))
+            let owed = row
+                .value
+                .as_deref()
+                .and_then(owed_value)
+                .map(<[u8]>::to_vec);
+            Some((at, data_key, index_key, owed))
         })
         .collect();
     let (first, last) = match (entries.first(), entries.last()) {
@@ -92,7 +111,7 @@ fn cut_slice<V>(rows: Vec<(Vec<u8>, V)>, more_due: bool, now: i64) -> Slice {
         }
     };
     if first < last {
-        entries.retain(|(at, _, _)| *at < last);
+        entries.retain(|(at, ..)| *at < last);
     }
     Slice {
         entries,
@@ -101,26 +120,47 @@ fn cut_slice<V>(rows: Vec<(Vec<u8>, V)>, more_due: bool, now: i64) -> Slice {
     }
 }
 
+/// How often a purge judges a slice again after writes beside it were rolled back.
+const PURGE_ATTEMPTS: u32 = 4;
+
 impl Inner {
     /// Handle up to `limit` due expiry-index entries, oldest first.
     pub(crate) async fn purge_expired(&self, limit: usize) -> Result<PurgeReport> {
         let _guard = self.purge_lock.lock().await;
-        let limit = limit.max(1);
+        for _ in 0..PURGE_ATTEMPTS {
+            if let Some(report) = self.purge_slice(limit.max(1)).await? {
+                return Ok(report);
+            }
+        }
+        Err(Error::storage(
+            "writes beside the purge kept failing and being rolled back; purge again later",
+        ))
+    }
+
+    /// One slice of [`Inner::purge_expired`]; `None` if a rollback beside it undid rows it
+    /// judged by (nothing was written or recorded then: judge again).
+    async fn purge_slice(&self, limit: usize) -> Result<Option<PurgeReport>> {
         let snapshot = self.read_snapshot()?;
         let read_seq = snapshot.seq;
-        let (now, hook) = (self.clock.now(), self.expire_hook.borrow().clone());
-        let purged_until = self.state.borrow().manifest.purged_until;
+        let now = self.clock.now()?;
+        let hook = self.expire_hook.borrow().clone();
+        let (purged_until, rollbacks, resume) = {
+            let st = self.state.borrow();
+            let resume = st.purge_resume.clone();
+            (st.manifest.purged_until, st.wal.rollbacks, resume)
+        };
+        // Within the millisecond `purged_until` names, the entries before `resume` were removed
+        // by earlier slices: start after them instead of walking past their tombstones again.
+        let mut from = expiry_index_from(purged_until);
+        if let Some(mut key) = resume.filter(|k| *k >= from) {
+            key.push(0);
+            from = key;
+        }
         let due_end = expiry_index_from(now.saturating_add(1));
-        let rows = self
-            .range(
-                &expiry_index_from(purged_until),
-                Some(&due_end),
-                false,
-                limit,
-                read_seq,
-                None,
-            )
+        let (rows, walked) = self
+            .range_walked(&from, Some(&due_end), false, limit, read_seq, None)
             .await?;
+        self.state.borrow_mut().purge_rows_walked += walked;
         let mut report = PurgeReport {
             more_due: rows.len() >= limit,
             ..PurgeReport::default()
@@ -129,17 +169,42 @@ impl Inner {
         // The hook's rewrites first, then the entries to drop: the first outcomes are the
         // rewrites'.
         let mut ops = Vec::new();
+        let mut rewrite_events = Vec::new();
         let mut drops = Vec::new();
         let mut read = CurrentRows::new();
-        for (expire_at, data_key, index_key) in &slice.entries {
-            let row = self.lookup(data_key, read_seq).await?;
-            match self.judge(*expire_at, data_key, row, now, hook.as_ref(), &mut report) {
+        for (expire_at, data_key, index_key, owed) in &slice.entries {
+            let mut seen = None;
+            let verdict = match owed {
+                // Replaced after it expired: the key has its new value, so no hook is asked.
+                Some(value) => self.owed_event(*expire_at, data_key, value.clone()),
+                None => {
+                    let row = self.lookup(data_key, read_seq).await?;
+                    // What `RemoveExpired` checks of the row (its value, which the event takes,
+                    // only has to be there).
+                    seen = row.as_ref().map(|r| MemVersion {
+                        value: r.value.as_ref().map(|_| Vec::new()),
+                        ..*r
+                    });
+                    self.judge(*expire_at, data_key, row, now, hook.as_ref(), &mut report)
+                }
+            };
+            match verdict {
                 Verdict::Expired(event) => {
+                    if let (true, None, Some(row)) = (slice.drops_entries, owed, seen) {
+                        // `purged_until` cannot say this key was handled: its row goes too.
+                        drops.push(WriteOp::RemoveExpired {
+                            key: data_key.clone(),
+                            expire_at: *expire_at,
+                            seen_seq: row.seq,
+                        });
+                        read.insert(data_key.clone(), alloc::vec![row]);
+                    }
                     report.removed += 1;
                     report.expired.push(event);
                 }
-                Verdict::Rewrite(op, row) => {
+                Verdict::Rewrite(op, row, event) => {
                     ops.push(op);
+                    rewrite_events.push(event);
                     read.insert(data_key.clone(), alloc::vec![row]);
                 }
                 Verdict::Stale => report.stale += 1,
@@ -150,7 +215,16 @@ impl Inner {
                 });
             }
         }
-        let rewrites = ops.len();
+        // Every verdict rests on rows up to `read_seq`. Before anything is written or recorded
+        // on their strength, they must be durable: a row still pending in the WAL (a relaxed
+        // write, or a durable one whose commit is in flight) can yet be rolled back, and then the
+        // key it hid is expired again with its index entry already behind `purged_until`.
+        if self.state.borrow().wal.durable_seq < read_seq {
+            self.drain_wal().await?;
+        }
+        if self.state.borrow().wal.rollbacks != rollbacks {
+            return Ok(None);
+        }
         ops.append(&mut drops);
         if !ops.is_empty() {
             // The rows just read serve as the write's reads, unless something changed meanwhile
@@ -160,15 +234,22 @@ impl Inner {
                 .write_ops_prefetched(ops, TtlPolicy::default(), Some((snapshot, read)), true)
                 .await?
                 .unwrap_or_default();
-            let applied = outcomes.iter().take(rewrites).filter(|o| o.applied).count();
-            report.rewritten += applied;
-            // A rewrite not applied: the key changed after the purge read it.
-            report.stale += rewrites - applied;
+            for (outcome, event) in outcomes.iter().zip(rewrite_events) {
+                if outcome.applied {
+                    report.rewritten += 1;
+                } else if outcome.due {
+                    // Time passed while the hook ran: its replacement was due when written.
+                    report.hook_errors.push(replacement_due(&event.key));
+                    report.removed += 1;
+                    report.expired.push(event);
+                } else {
+                    // The key changed after the purge read it.
+                    report.stale += 1;
+                }
+            }
         }
         if report.removed + report.rewritten > 0 && !slice.drops_entries {
-            // An event fires once: purged_until is durable before the report leaves, and so is
-            // every write before it (an expired key's own write, if it was still pending).
-            self.drain_wal().await?;
+            // An event fires once: purged_until is durable before the report leaves.
             self.commit_purged_until(slice.horizon).await?;
         } else {
             // Only stale entries (handling them again after a crash changes nothing), or a slice
@@ -176,9 +257,16 @@ impl Inner {
             let mut st = self.state.borrow_mut();
             st.manifest.purged_until = st.manifest.purged_until.max(slice.horizon);
         }
+        if slice.drops_entries {
+            let last = slice
+                .entries
+                .last()
+                .map(|(_, _, index_key, _)| index_key.clone());
+            self.state.borrow_mut().purge_resume = last;
+        }
         self.find_next_expiry(&due_end, report.more_due.then_some(now))
             .await;
-        Ok(report)
+        Ok(Some(report))
     }
 
     /// Commit a manifest whose `purged_until` is at least `horizon`.
@@ -224,6 +312,21 @@ impl Inner {
         }
     }
 
+    /// The event of a row that expired and was replaced before the purge reported it (`Stale`
+    /// if its namespace was dropped since).
+    fn owed_event(&self, expire_at: i64, data_key: &[u8], value: Vec<u8>) -> Verdict {
+        let ns = namespace_of(data_key).unwrap_or(0);
+        match self.state.borrow().namespace_name(ns) {
+            Some(namespace) => Verdict::Expired(ExpiredEntry {
+                namespace,
+                key: user_key(data_key).to_vec(),
+                value,
+                expire_at,
+            }),
+            None => Verdict::Stale,
+        }
+    }
+
     /// Decide what to do with one due entry, given the key's current `row` (calling the hook).
     fn judge(
         &self,
@@ -261,14 +364,27 @@ impl Inner {
         let Some(r) = hook.and_then(|hook| hook(&event)) else {
             return Verdict::Expired(event);
         };
-        let at = policy.expiry(r.ttl, now, None);
-        if at.is_some_and(|at| at <= now) {
-            report.hook_errors.push(Error::invalid(alloc::format!(
-                "the expire hook's replacement for key {:?} is already due; the key was removed",
-                alloc::string::String::from_utf8_lossy(&event.key)
-            )));
-            return Verdict::Expired(event);
-        }
+        let checked =
+            validate_value(&r.value, self.options.value_header_bytes).and_then(|()| match r.ttl {
+                // The row it replaces has expired: keeping "its" TTL would make the key permanent.
+                Ttl::Keep => Err(Error::invalid(alloc::format!(
+                    "the expire hook's replacement for key {} keeps the expired TTL (Ttl::Keep); \
+                     give it a new one",
+                    shown(&event.key)
+                ))),
+                ttl => policy.expiry(ttl, now, None),
+            });
+        let at = match checked {
+            Ok(at) if at.is_none_or(|at| at > now) => at,
+            Ok(_) => {
+                report.hook_errors.push(replacement_due(&event.key));
+                return Verdict::Expired(event);
+            }
+            Err(e) => {
+                report.hook_errors.push(e);
+                return Verdict::Expired(event);
+            }
+        };
         let op = WriteOp::ReplaceExpired {
             key: data_key.to_vec(),
             expire_at,
@@ -276,7 +392,20 @@ impl Inner {
             value: r.value,
             new_expire_at: at,
         };
-        row.value = Some(event.value);
-        Verdict::Rewrite(op, row)
+        row.value = Some(event.value.clone());
+        Verdict::Rewrite(op, row, event)
     }
+}
+
+/// A key as an error message shows it.
+fn shown(key: &[u8]) -> alloc::string::String {
+    alloc::format!("{:?}", alloc::string::String::from_utf8_lossy(key))
+}
+
+/// The hook error of a replacement that was due by the time it was written.
+fn replacement_due(key: &[u8]) -> Error {
+    Error::invalid(alloc::format!(
+        "the expire hook's replacement for key {} is already due; the key was removed",
+        shown(key)
+    ))
 }

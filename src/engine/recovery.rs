@@ -13,7 +13,7 @@ use core::cell::RefCell;
 
 use super::memtable::{MemVersion, Memtable};
 use super::notify::AsyncLock;
-use super::options::DbOptions;
+use super::options::{DbOptions, MAX_SEED_LEAD_MS};
 use super::page_cache::PageCache;
 use super::state::{Inner, State};
 use super::version::{sst_pages, SstHandle, Version};
@@ -39,7 +39,11 @@ struct Role {
 /// an earlier writer was still committing could be missed, and its acknowledged writes lost.)
 /// If an earlier writer's manifest commit lands between the read and this commit, this commit
 /// is the one fenced: read the manifest again and retry.
-async fn take_writer_role(store: &dyn PageStore, clock: &MonotonicClock) -> Result<Role> {
+async fn take_writer_role(
+    store: &dyn PageStore,
+    clock: &MonotonicClock,
+    reset_clock: bool,
+) -> Result<Role> {
     let mut attempt = 1;
     loop {
         let record = store.read_manifest().await?;
@@ -60,11 +64,26 @@ async fn take_writer_role(store: &dyn PageStore, clock: &MonotonicClock) -> Resu
             ),
         };
         manifest.writer_epoch += 1;
-        clock.observe(manifest.clock_seed);
         // The purge set purged_until at a time no earlier than purged_until - 1, and never looks
         // below it again: a clock that restarted earlier could give a new key an expiry there.
-        clock.observe(manifest.purged_until.saturating_sub(1));
-        manifest.clock_seed = clock.now();
+        let used = manifest
+            .clock_seed
+            .max(manifest.purged_until.saturating_sub(1));
+        let reading = clock.read_source()?;
+        if reset_clock {
+            // The clock is right and the stored time is not: start from the clock's time.
+            manifest.purged_until = manifest.purged_until.min(reading.saturating_add(1));
+        } else if used > reading.saturating_add(MAX_SEED_LEAD_MS) {
+            return Err(Error::invalid(alloc::format!(
+                "the database last handed out time {used} ms, {} ms ahead of the clock ({reading} \
+                 ms): a bad clock reading was stored, or the clock was set back. If the clock is \
+                 right now, open once with the reset_clock option (resetClock in JavaScript)",
+                used - reading
+            )));
+        } else {
+            clock.observe(used);
+        }
+        manifest.clock_seed = clock.now()?;
         let version = expected_version + 1;
         let committed = store
             .commit(Commit {
@@ -93,7 +112,8 @@ impl Inner {
         options: DbOptions,
     ) -> Result<Inner> {
         let clock = MonotonicClock::new(clock, i64::MIN);
-        let Role { manifest, version } = take_writer_role(&*store, &clock).await?;
+        let Role { manifest, version } =
+            take_writer_role(&*store, &clock, options.reset_clock).await?;
 
         // Everything else is read at once: every SST's metadata page (one round trip), and the
         // listings of WAL pages and of SST metadata pages.
@@ -162,7 +182,9 @@ impl Inner {
             for batch in batches {
                 for row in batch {
                     page_max_seq = page_max_seq.max(row.seq);
-                    clock.observe(row.ts);
+                    if !options.reset_clock {
+                        clock.observe(row.ts);
+                    }
                     if row.seq <= manifest.flushed_seq {
                         continue;
                     }
@@ -237,6 +259,8 @@ impl Inner {
             snapshots: Vec::new(),
             next_expiry: None,
             next_expiry_known: false,
+            purge_resume: None,
+            purge_rows_walked: 0,
         };
         Ok(Inner {
             store,

@@ -79,6 +79,23 @@ impl Inner {
         read_seq: u64,
         live_at: Option<i64>,
     ) -> Result<Vec<(Vec<u8>, MemVersion)>> {
+        let (rows, _walked) = self
+            .range_walked(lower, upper, reverse, limit, read_seq, live_at)
+            .await?;
+        Ok(rows)
+    }
+
+    /// [`Inner::range`], and how many keys it walked to find them (the ones returned, and the
+    /// tombstones and hidden rows it passed).
+    pub(crate) async fn range_walked(
+        &self,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        reverse: bool,
+        limit: usize,
+        read_seq: u64,
+        live_at: Option<i64>,
+    ) -> Result<(Vec<(Vec<u8>, MemVersion)>, u64)> {
         let (memtables, version, _pin) = {
             let mut st = self.state.borrow_mut();
             st.check_open()?;
@@ -103,7 +120,9 @@ impl Inner {
         let mut cursor =
             MergeCursor::open(self, memtables, runs, lower, upper, reverse, read_seq).await?;
         let mut out = Vec::new();
+        let mut walked = 0;
         while let Some((key, versions)) = cursor.next_key(self).await? {
+            walked += 1;
             let outside = if reverse {
                 key.as_slice() < lower
             } else {
@@ -126,6 +145,6 @@ impl Inner {
                 }
             }
         }
-        Ok(out)
+        Ok((out, walked))
     }
 }

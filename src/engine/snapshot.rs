@@ -29,7 +29,7 @@ impl Snapshot {
             st.check_open()?;
             st.policy_of(ns, None)?;
             let seq = st.last_seq;
-            let time = inner.clock.now();
+            let time = inner.clock.now()?;
             st.pin(seq, time);
             (seq, time)
         };

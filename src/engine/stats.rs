@@ -51,6 +51,10 @@ pub struct Stats {
     pub cache_hits: u64,
     /// See `cache_hits`.
     pub cache_misses: u64,
+    /// Expiry-index rows the purges walked since open: the entries they handled, and the
+    /// tombstones of entries handled before that they had to pass. Beside the number of keys
+    /// they removed, it shows what a purge costs (O(expired keys), whatever their expiries).
+    pub purge_rows_walked: u64,
     /// The levels.
     pub levels: Vec<LevelStats>,
 }
@@ -69,6 +73,7 @@ impl Inner {
             cache_bytes: st.cache.bytes(),
             cache_hits,
             cache_misses,
+            purge_rows_walked: st.purge_rows_walked,
             levels: st
                 .version
                 .levels

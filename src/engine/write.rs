@@ -12,7 +12,7 @@ use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 use super::compaction::L0_STALL_FACTOR;
-use super::keys::{expiry_index_key, EXPIRY_INDEX_NS, NAMESPACE_PREFIX_LEN};
+use super::keys::{expiry_index_key, owed_entry_value, EXPIRY_INDEX_NS, NAMESPACE_PREFIX_LEN};
 use super::memtable::MemVersion;
 use super::options::{Durability, ExpireCondition, PutCondition, Ttl};
 use super::read::is_live;
@@ -64,6 +64,15 @@ pub(crate) enum WriteOp {
     DropIndexEntry {
         key: Vec<u8>,
     },
+    /// A tombstone for a key the purge found expired, written only if the key still holds the
+    /// row the purge saw (`seen_seq`, expiring at `expire_at`): so that no later write takes
+    /// the row for one whose expire event is still owed (see [`plan`]). Used where the purge
+    /// cannot record that through `purged_until` (a slice ending inside one millisecond).
+    RemoveExpired {
+        key: Vec<u8>,
+        expire_at: i64,
+        seen_seq: u64,
+    },
     /// The expire hook's replacement for a key the purge found expired: written only if the key
     /// still holds the row the purge saw (`seen_seq`, expiring at `expire_at`).
     ReplaceExpired {
@@ -83,14 +92,18 @@ impl WriteOp {
             | WriteOp::Expire { key, .. }
             | WriteOp::GetEx { key, .. }
             | WriteOp::DropIndexEntry { key }
+            | WriteOp::RemoveExpired { key, .. }
             | WriteOp::ReplaceExpired { key, .. } => key,
         }
     }
 
-    fn needs_current(&self) -> bool {
+    /// Whether the op depends on the key's current row. A plain put does not, but while an
+    /// expiry may be due and not yet purged (`owing`) it reads it anyway: replacing an expired
+    /// row whose event has not fired records that event (see [`plan`]).
+    fn needs_current(&self, owing: bool) -> bool {
         match self {
             WriteOp::Put { ttl, condition, .. } => {
-                *condition != PutCondition::Always || *ttl == Ttl::Keep
+                owing || *condition != PutCondition::Always || *ttl == Ttl::Keep
             }
             WriteOp::DropIndexEntry { .. } => false,
             _ => true,
@@ -106,13 +119,15 @@ pub(crate) struct Outcome {
     pub applied: bool,
     /// get_ex: the live value.
     pub value: Option<Vec<u8>>,
+    /// replace_expired: not written because the replacement's expiry had come by then.
+    pub due: bool,
 }
 
 impl Outcome {
     fn yes() -> Self {
         Outcome {
             applied: true,
-            value: None,
+            ..Outcome::default()
         }
     }
 
@@ -147,6 +162,19 @@ fn ms_to_i64(ms: u64) -> i64 {
     i64::try_from(ms).unwrap_or(i64::MAX)
 }
 
+/// The time `ms` after `now`: an error, never a saturated time, if it is past the range of
+/// times (a saturated expiry would read as "now", and the write would become a delete).
+pub(crate) fn expiry_after(now: i64, ms: u64) -> Result<i64> {
+    i64::try_from(ms)
+        .ok()
+        .and_then(|ms| now.checked_add(ms))
+        .ok_or_else(|| {
+            Error::invalid(alloc::format!(
+                "an expiry {ms} ms after {now} is beyond the range of times"
+            ))
+        })
+}
+
 impl TtlPolicy {
     /// Clamp an expiry to the policy's maximum TTL (a missing expiry becomes the maximum).
     pub(crate) fn clamp(&self, expire_at: Option<i64>, now: i64) -> Option<i64> {
@@ -159,23 +187,39 @@ impl TtlPolicy {
         }
     }
 
-    /// The expiry a write with `ttl` gives its key (before clamping).
-    pub(crate) fn expiry(&self, ttl: Ttl, now: i64, current: Option<&MemVersion>) -> Option<i64> {
+    /// The expiry a write with `ttl` gives its key (clamped to the maximum TTL); an error if it
+    /// is past the range of times.
+    pub(crate) fn expiry(
+        &self,
+        ttl: Ttl,
+        now: i64,
+        current: Option<&MemVersion>,
+    ) -> Result<Option<i64>> {
         let raw = match ttl {
             Ttl::Default => self
                 .default_ttl_ms
-                .map(|ms| now.saturating_add(ms_to_i64(ms))),
+                .map(|ms| expiry_after(now, ms))
+                .transpose()?,
             Ttl::NoExpiry => None,
-            Ttl::ExpireAfter(ms) => Some(now.saturating_add(ms_to_i64(ms))),
+            Ttl::ExpireAfter(ms) => Some(expiry_after(now, ms)?),
             Ttl::ExpireAt(at) => Some(at),
             Ttl::Keep => current.and_then(|c| c.expire_at),
         };
-        self.clamp(raw, now)
+        Ok(self.clamp(raw, now))
     }
 }
 
 /// The seq of a planned row until the write is applied: newer than any real one.
 const UNASSIGNED_SEQ: u64 = u64::MAX;
+
+/// The expiry and value of `row` if it expired (by `now`) and the purge has not reported it yet
+/// (its expiry is not before `purged_until`), so that replacing it owes an expire event.
+fn owed_event(row: &MemVersion, now: i64, purged_until: i64) -> Option<(i64, &[u8])> {
+    let at = row
+        .expire_at
+        .filter(|at| *at <= now && *at >= purged_until)?;
+    Some((at, row.value.as_deref()?))
+}
 
 /// The row a write decided on: a value, or a tombstone if its expiry is not in the future (as
 /// Redis does). Written at `now`; its seq is assigned when the write is applied.
@@ -240,10 +284,15 @@ impl Inner {
         mut prefetched: Option<(ReadSnapshot, CurrentRows)>,
         durable: bool,
     ) -> Result<Option<Vec<Outcome>>> {
-        let needs_read = ops.iter().any(WriteOp::needs_current);
+        // Whether plain puts read their keys too (see `WriteOp::needs_current`); if an expiry
+        // becomes due between the read and the write, the write plans again with it set.
+        let mut owing = {
+            let st = self.state.borrow();
+            st.expiry_may_be_due(self.clock.last_issued())
+        };
         let (results, ticket) = loop {
             if let Some((snapshot, current)) = prefetched.take() {
-                match self.apply_planned(&ops, &current, &snapshot, &policy, durable)? {
+                match self.apply_planned(&ops, &current, &snapshot, &policy, (durable, true))? {
                     Step::Done(results) => return Ok(results),
                     Step::Written(results, ticket) => break (results, ticket),
                     Step::Retry | Step::Settle => {}
@@ -252,17 +301,20 @@ impl Inner {
             // Read what the ops depend on, at a fixed sequence number.
             let snapshot = self.read_snapshot()?;
             let mut current: CurrentRows = BTreeMap::new();
-            if needs_read {
-                for op in ops.iter().filter(|op| op.needs_current()) {
+            if ops.iter().any(|op| op.needs_current(owing)) {
+                for op in ops.iter().filter(|op| op.needs_current(owing)) {
                     if !current.contains_key(op.key()) {
                         let found = self.lookup(op.key(), snapshot.seq).await?;
                         current.insert(op.key().to_vec(), found.into_iter().collect());
                     }
                 }
             }
-            match self.apply_planned(&ops, &current, &snapshot, &policy, durable)? {
+            match self.apply_planned(&ops, &current, &snapshot, &policy, (durable, owing))? {
                 Step::Done(results) => return Ok(results),
-                Step::Retry => continue,
+                Step::Retry => {
+                    owing = true;
+                    continue;
+                }
                 Step::Settle => {
                     // The answer rests on a write that is not durable yet: let a commit in flight
                     // finish (or fail) by passing the gate, commit what is pending, decide again.
@@ -281,26 +333,33 @@ impl Inner {
     }
 
     /// The write's instant: re-check, plan and apply in one synchronous step (no await).
+    /// `owing`: plain puts read their keys (if an expiry may be due now and they did not, it
+    /// is a `Retry`).
     fn apply_planned(
         &self,
         ops: &[WriteOp],
         current: &CurrentRows,
         read: &ReadSnapshot,
         policy: &TtlPolicy,
-        durable: bool,
+        (durable, owing): (bool, bool),
     ) -> Result<Step> {
         let mut st = self.state.borrow_mut();
         st.check_writable()?;
+        let now = self.clock.now()?;
         let raced = st.manifest_version != read.manifest_version
             || st.wal.rollbacks != read.rollbacks
             || current
                 .keys()
-                .any(|k| st.memtable_latest_seq(k).is_some_and(|s| s > read.seq));
+                .any(|k| st.memtable_latest_seq(k).is_some_and(|s| s > read.seq))
+            || (!owing
+                && st.expiry_may_be_due(now)
+                && ops
+                    .iter()
+                    .any(|op| op.needs_current(true) && !op.needs_current(false)));
         if raced {
             return Ok(Step::Retry);
         }
-        let now = self.clock.now();
-        let planning = plan(ops, current, now, policy);
+        let planning = plan(ops, current, now, policy, st.manifest.purged_until)?;
         if planning.as_ref().is_none_or(|(_, p)| p.is_empty()) {
             // An answer that writes nothing (a failed condition, a no-op) must not rest on a
             // write that may still be rolled back.
@@ -426,8 +485,19 @@ fn is_index_key(key: &[u8]) -> bool {
 }
 
 /// Decide every op's outcome against the current rows (ops see the effects of earlier ops of the
-/// same call). `None` if a put condition failed.
-fn plan(ops: &[WriteOp], current: &CurrentRows, now: i64, policy: &TtlPolicy) -> Option<Planning> {
+/// same call). `None` if a put condition failed; an error if an expiry is past the range of times.
+///
+/// A put that replaces a row which expired and whose expire event has not fired (its expiry is
+/// not before `purged_until`) records that event in the same batch: the row's expiry-index entry
+/// is written again carrying the row's value, and the purge reports it from there (Redis fires
+/// `expired` for a key that is overwritten after it expired, too).
+fn plan(
+    ops: &[WriteOp],
+    current: &CurrentRows,
+    now: i64,
+    policy: &TtlPolicy,
+    purged_until: i64,
+) -> Result<Option<Planning>> {
     let mut planned = CurrentRows::new();
     let mut results = Vec::with_capacity(ops.len());
     for op in ops {
@@ -452,9 +522,19 @@ fn plan(ops: &[WriteOp], current: &CurrentRows, now: i64, policy: &TtlPolicy) ->
                     PutCondition::IfPresent => live.is_some(),
                 };
                 if !ok {
-                    return None;
+                    return Ok(None);
                 }
-                let expire_at = policy.expiry(*ttl, now, live.as_ref());
+                if let Some((at, old)) = raw.as_ref().and_then(|r| owed_event(r, now, purged_until))
+                {
+                    let entry = MemVersion {
+                        seq: UNASSIGNED_SEQ,
+                        ts: now,
+                        expire_at: Some(at),
+                        value: Some(owed_entry_value(old)),
+                    };
+                    planned.insert(expiry_index_key(at, key), alloc::vec![entry]);
+                }
+                let expire_at = policy.expiry(*ttl, now, live.as_ref())?;
                 planned.insert(key.to_vec(), planned_value(value.clone(), expire_at, now));
                 Outcome::yes()
             }
@@ -499,7 +579,7 @@ fn plan(ops: &[WriteOp], current: &CurrentRows, now: i64, policy: &TtlPolicy) ->
                 }
                 Outcome {
                     applied: new_expire != cur || matches!(target, ExpireTarget::At(_)),
-                    value: None,
+                    ..Outcome::default()
                 }
             }
             WriteOp::GetEx { target, .. } => {
@@ -518,10 +598,24 @@ fn plan(ops: &[WriteOp], current: &CurrentRows, now: i64, policy: &TtlPolicy) ->
                 Outcome {
                     applied: true,
                     value: Some(value),
+                    due: false,
                 }
             }
             WriteOp::DropIndexEntry { .. } => {
                 planned.insert(key.to_vec(), planned_tombstone(now));
+                Outcome::no()
+            }
+            WriteOp::RemoveExpired {
+                expire_at,
+                seen_seq,
+                ..
+            } => {
+                let same_row = raw.as_ref().is_some_and(|v| {
+                    v.seq == *seen_seq && v.value.is_some() && v.expire_at == Some(*expire_at)
+                });
+                if same_row && *expire_at <= now {
+                    planned.insert(key.to_vec(), planned_tombstone(now));
+                }
                 Outcome::no()
             }
             WriteOp::ReplaceExpired {
@@ -534,18 +628,25 @@ fn plan(ops: &[WriteOp], current: &CurrentRows, now: i64, policy: &TtlPolicy) ->
                 let same_row = raw.as_ref().is_some_and(|v| {
                     v.seq == *seen_seq && v.value.is_some() && v.expire_at == Some(*expire_at)
                 });
-                if same_row && *expire_at <= now {
+                if !same_row || *expire_at > now {
+                    Outcome::no()
+                } else if new_expire_at.is_some_and(|at| at <= now) {
+                    // Due by now (time passed since the hook answered): the expired row stays
+                    // as it is, and the purge reports the key as expired.
+                    Outcome {
+                        due: true,
+                        ..Outcome::no()
+                    }
+                } else {
                     planned.insert(
                         key.to_vec(),
                         planned_value(value.clone(), *new_expire_at, now),
                     );
                     Outcome::yes()
-                } else {
-                    Outcome::no()
                 }
             }
         };
         results.push(outcome);
     }
-    Some((results, planned))
+    Ok(Some((results, planned)))
 }

@@ -1,0 +1,217 @@
+//! Every key that expires fires exactly one expire event, whatever happens beside the purge: a
+//! write that fails and is rolled back, a relaxed crash after a namespace change, an overwrite of
+//! a key that had already expired, or an expire hook whose replacement cannot stand. These are
+//! the regression tests of the defects found by adversarial use; each failed before its fix.
+
+mod common;
+use common::*;
+
+use std::rc::Rc;
+
+use ttlkv::store::{FaultPlan, FaultyStore, MemoryStore};
+use ttlkv::{
+    Db, DbOptions, Durability, ErrorKind, ExpireCondition, FakeClock, PutOptions, Replacement, Ttl,
+    MAX_VALUE_LEN,
+};
+
+fn relaxed() -> DbOptions {
+    DbOptions {
+        durability: Durability::Relaxed,
+        ..DbOptions::default()
+    }
+}
+
+fn open_faulty(options: DbOptions) -> (Db, FaultyStore<MemoryStore>, FakeClock) {
+    let store = FaultyStore::new(MemoryStore::new(), FaultPlan::default());
+    let clock = FakeClock::new(T0);
+    let db = run(Db::open(store.clone(), clock.clone(), options)).expect("open");
+    (db, store, clock)
+}
+
+/// Keys reported by purging until nothing more is due.
+fn purge_all(db: &Db) -> Vec<Vec<u8>> {
+    let mut keys = Vec::new();
+    loop {
+        let report = run(db.purge_expired(1_000)).expect("purge");
+        keys.extend(report.expired.into_iter().map(|e| e.key));
+        if !report.more_due {
+            return keys;
+        }
+    }
+}
+
+#[test]
+fn a_purge_beside_a_write_that_is_rolled_back_still_reports_the_key_once_it_expired() {
+    let (db, store, clock) = open_faulty(relaxed());
+    run(db.put_with_options(b"k", b"v", PutOptions::expire_after(100))).unwrap();
+    run(db.flush()).unwrap();
+    clock.advance(50);
+    // Extends the key; relaxed, so it is acknowledged before its WAL commit.
+    assert!(run(db.expire(b"k", 1_000, ExpireCondition::default())).unwrap());
+    clock.advance(100);
+    // The next commit fails: whether it is the purge's own or a later one, the extension is
+    // rolled back and the key is expired as of its first expiry.
+    store.set_plan(FaultPlan {
+        fail_commit: Some(1),
+        ..FaultPlan::default()
+    });
+    let beside = run(db.purge_expired(100));
+    let _ = run(db.flush());
+    assert_eq!(
+        run(db.get(b"k")).unwrap(),
+        None,
+        "the extension was rolled back"
+    );
+    let mut reported: Vec<Vec<u8>> = beside
+        .map(|r| r.expired)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|e| e.key)
+        .collect();
+    reported.extend(purge_all(&db));
+    assert_eq!(
+        reported,
+        [b"k".to_vec()],
+        "the expired key is reported exactly once"
+    );
+}
+
+#[test]
+fn a_namespace_change_after_a_purge_never_makes_a_relaxed_crash_lose_an_expiry() {
+    let (db, store, clock) = open_faulty(relaxed());
+    run(db.put_with_options(b"k", b"v", PutOptions::expire_after(100))).unwrap();
+    run(db.flush()).unwrap();
+    clock.advance(50);
+    assert!(run(db.expire(b"k", 1_000, ExpireCondition::default())).unwrap());
+    clock.advance(100);
+    let report = run(db.purge_expired(100)).unwrap();
+    assert!(report.expired.is_empty());
+    run(db.namespace("sessions", None)).unwrap();
+    // Crash: whatever was not committed is gone.
+    store.set_plan(FaultPlan {
+        crash_before_commit: Some(1),
+        ..FaultPlan::default()
+    });
+    let _ = run(db.flush());
+    assert!(store.is_crashed());
+    let db = run(Db::open(store.inner().clone(), clock.clone(), relaxed())).unwrap();
+    let live = run(db.get(b"k")).unwrap().is_some();
+    let reported = purge_all(&db);
+    assert!(
+        live || reported == [b"k".to_vec()],
+        "after the crash the key is either live (its extension was durable) or reported as expired \
+         (live={live}, reported={reported:?})"
+    );
+}
+
+#[test]
+fn a_key_that_expired_and_is_then_overwritten_fires_one_expire_event() {
+    let (db, _store, clock) = fresh(DbOptions::default());
+    run(db.put_with_options(b"old", b"first", PutOptions::expire_after(100))).unwrap();
+    run(db.put_with_options(b"flushed", b"first", PutOptions::expire_after(100))).unwrap();
+    run(db.flush()).unwrap();
+    run(db.put_with_options(b"mem", b"first", PutOptions::expire_after(100))).unwrap();
+    clock.advance(200);
+    // Each expired before it was written again.
+    run(db.put(b"old", b"second")).unwrap();
+    run(db.put(b"mem", b"second")).unwrap();
+    run(db.put_with_options(b"flushed", b"second", PutOptions::expire_after(10_000))).unwrap();
+    // A key overwritten while still live fires nothing.
+    run(db.put_with_options(b"live", b"first", PutOptions::expire_after(1_000))).unwrap();
+    run(db.put(b"live", b"second")).unwrap();
+    run(db.flush()).unwrap();
+    run(db.compact()).unwrap();
+    clock.advance(2_000);
+    let report = run(db.purge_expired(100)).unwrap();
+    let mut events: Vec<(Vec<u8>, Vec<u8>)> = report
+        .expired
+        .into_iter()
+        .map(|e| (e.key, e.value))
+        .collect();
+    events.sort();
+    assert_eq!(
+        events,
+        [
+            (b"flushed".to_vec(), b"first".to_vec()),
+            (b"mem".to_vec(), b"first".to_vec()),
+            (b"old".to_vec(), b"first".to_vec()),
+        ]
+    );
+    assert_eq!(
+        run(db.get(b"old")).unwrap().as_deref(),
+        Some(&b"second"[..])
+    );
+    assert!(purge_all(&db).is_empty(), "each event fires once");
+    // Once reported, compaction lets the old rows go.
+    run(db.compact()).unwrap();
+    clock.advance(20_000);
+    assert_eq!(
+        purge_all(&db),
+        [b"flushed".to_vec()],
+        "the overwrite's own expiry fires in its turn"
+    );
+}
+
+fn hook_returning(r: Replacement) -> ttlkv::ExpireHook {
+    Rc::new(move |_e: &ttlkv::ExpiredEntry| Some(r.clone()))
+}
+
+#[test]
+fn a_hook_replacement_that_keeps_the_ttl_is_a_hook_error_and_the_key_expires() {
+    let (db, _store, clock) = fresh(DbOptions::default());
+    run(db.put_with_options(b"k", b"v", PutOptions::expire_after(100))).unwrap();
+    db.set_expire_hook(Some(hook_returning(Replacement {
+        value: b"again".to_vec(),
+        ttl: Ttl::Keep,
+    })));
+    clock.advance(200);
+    let report = run(db.purge_expired(100)).unwrap();
+    assert_eq!(report.removed, 1);
+    assert_eq!(report.rewritten, 0);
+    assert_eq!(report.hook_errors.len(), 1);
+    assert_eq!(report.hook_errors[0].kind(), ErrorKind::InvalidArgument);
+    assert_eq!(
+        run(db.ttl(b"k")).unwrap(),
+        -2,
+        "the key never becomes permanent"
+    );
+}
+
+#[test]
+fn a_hook_replacement_over_the_value_limit_is_a_hook_error_and_the_key_expires() {
+    let (db, _store, clock) = fresh(DbOptions::default());
+    run(db.put_with_options(b"k", b"v", PutOptions::expire_after(100))).unwrap();
+    db.set_expire_hook(Some(hook_returning(Replacement {
+        value: vec![7; MAX_VALUE_LEN + 1],
+        ttl: Ttl::ExpireAfter(1_000),
+    })));
+    clock.advance(200);
+    let report = run(db.purge_expired(100)).unwrap();
+    assert_eq!((report.removed, report.rewritten), (1, 0));
+    assert_eq!(report.hook_errors.len(), 1);
+    assert_eq!(report.hook_errors[0].kind(), ErrorKind::ValueTooLarge);
+    assert_eq!(run(db.get(b"k")).unwrap(), None);
+}
+
+#[test]
+fn a_hook_replacement_that_falls_due_before_it_is_written_is_reported_as_expired_not_rewritten() {
+    let (db, _store, clock) = fresh(DbOptions::default());
+    run(db.put_with_options(b"k", b"v", PutOptions::expire_after(100))).unwrap();
+    let at = T0 + 201;
+    let hook_clock = clock.clone();
+    db.set_expire_hook(Some(Rc::new(move |_e: &ttlkv::ExpiredEntry| {
+        // Time passes while the hook runs: its answer is due by the time it is written.
+        hook_clock.advance(5);
+        Some(Replacement {
+            value: b"late".to_vec(),
+            ttl: Ttl::ExpireAt(at),
+        })
+    })));
+    clock.set(T0 + 200);
+    let report = run(db.purge_expired(100)).unwrap();
+    assert_eq!(run(db.get(b"k")).unwrap(), None);
+    assert_eq!(report.rewritten, 0, "{report:?}");
+    assert_eq!(report.removed, 1, "{report:?}");
+    assert_eq!(report.expired.len(), 1);
+    assert_eq!(report.hook_errors.len(), 1);
+}
