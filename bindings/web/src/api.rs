@@ -177,7 +177,7 @@ fn scan_options(
 }
 
 /// Open (or create) database `name` on `storage` ("indexeddb", "memory" or an adapter object) with
-/// `options` `{ defaultTtlMs, durability, clock }` (already checked by the JS entry).
+/// `options` `{ defaultTtlMs, durability, clock, resetClock }` (already checked by the JS entry).
 #[wasm_bindgen(js_name = openDb)]
 pub fn open_db(name: String, storage: JsValue, options: JsValue) -> JsValue {
     console_error_panic_hook::set_once();
@@ -192,6 +192,7 @@ pub fn open_db(name: String, storage: JsValue, options: JsValue) -> JsValue {
             Some("relaxed") => Durability::Relaxed,
             Some(_) => return Err(invalid("durability must be \"durable\" or \"relaxed\"")),
         };
+        let reset_clock = get("resetClock").is_truthy();
         let clock = match get("clock").dyn_into::<Function>() {
             Ok(f) => JsClock::Function(f),
             Err(_) => JsClock::DateNow,
@@ -207,6 +208,7 @@ pub fn open_db(name: String, storage: JsValue, options: JsValue) -> JsValue {
             // Memory storage keeps its pages in this instance's own memory: only this engine
             // ever wrote them, so reading one back needs no checksum or row-by-row check.
             verify_data_pages: kind.as_deref() != Some("memory"),
+            reset_clock,
             ..DbOptions::default()
         };
         let (db, indexeddb) = match kind.as_deref() {
@@ -370,11 +372,12 @@ impl WasmDb {
         promise(async move { Ok(JsValue::from_f64(db.ttl(&key).await.map_err(fail)? as f64)) })
     }
 
-    /// `expire(key, ttlMs, conditionBits)` → `boolean` (bits: nx 1, xx 2, gt 4, lt 8).
+    /// `expire(key, ttlMs, conditionBits)` → `boolean` (bits: nx 1, xx 2, gt 4, lt 8). A
+    /// `ttlMs` of 0 or less deletes the key, as Redis `PEXPIRE` does.
     pub fn expire(&self, key: Vec<u8>, ttl_ms: f64, condition: u8) -> JsValue {
         let db = self.db.clone();
         promise(async move {
-            let ms = positive(ttl_ms, "ttlMs")?;
+            let ms = int(ttl_ms, "ttlMs")?.max(0) as u64;
             let ok = db
                 .expire(&key, ms, expire_condition_of(condition))
                 .await
@@ -514,9 +517,11 @@ impl WasmDb {
         time(self.db.next_wakeup_ms())
     }
 
-    /// The current time on the database's monotonic clock.
+    /// The current time on the database's monotonic clock; after a clock reading that is no
+    /// plausible time, the last good one (the scheduler must not fail because of it: the calls
+    /// that need the time report it).
     pub fn now(&self) -> f64 {
-        self.db.now() as f64
+        self.db.now().unwrap_or_else(|_| self.db.last_time()) as f64
     }
 
     /// `setExpireHook(fn | null)`: `fn(namespace, key, value, expireAt)` may return

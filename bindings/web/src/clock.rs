@@ -1,6 +1,7 @@
 //! The JS clock adapter: the `clock` option of `open()` (default `Date.now`) as a core
 //! [`ttlkv::Clock`]. The engine wraps it in its monotonic clock, so a JS clock that jumps
-//! backwards (or returns garbage) can never make a key come back to life.
+//! backwards can never make a key come back to life, and a reading that is no plausible time
+//! (garbage) is an error for the call that read it, never stored.
 
 use js_sys::Function;
 use wasm_bindgen::JsValue;
@@ -11,8 +12,9 @@ pub enum JsClock {
     /// `Date.now()`.
     DateNow,
     /// A function the app supplied, called with no arguments; it must return ms since the Unix
-    /// epoch. A throw or a non-finite result reads as "no time passed" (the monotonic wrapper
-    /// then keeps the last time), never as a panic.
+    /// epoch. A throw or a non-finite result reads as `i64::MIN`, and a value past `i64`'s range
+    /// saturates: both are no plausible time, so the engine rejects the reading with
+    /// `INVALID_ARGUMENT` (never a panic, never stored).
     Function(Function),
 }
 
