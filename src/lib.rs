@@ -25,9 +25,10 @@ pub mod store;
 pub use clock::SystemClock;
 pub use clock::{Clock, FakeClock, MonotonicClock};
 pub use engine::{
-    BatchOp, Db, DbOptions, Durability, Entry, ExpireCondition, ExpireHook, ExpiredEntry,
-    GetExOptions, LevelStats, Maintenance, NamespaceOptions, PurgeReport, PutCondition, PutOptions,
-    Replacement, ScanOptions, Snapshot, SstStats, Stats, Ttl, WriteBatch, MAX_SEED_LEAD_MS,
+    BatchOp, CallRecord, Db, DbOptions, Durability, Entry, ExpireCondition, ExpireHook,
+    ExpiredEntry, GetExOptions, LevelStats, Maintenance, NamespaceOptions, PurgeReport,
+    PutCondition, PutOptions, Replacement, ScanOptions, Snapshot, SstStats, Stats, Ttl, WriteBatch,
+    MAX_SEED_LEAD_MS,
 };
 pub use error::{Error, ErrorKind, Result};
 

@@ -7,7 +7,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::batch::{BatchOp, WriteBatch};
-use super::keys::{internal_key, validate_key, validate_value, DEFAULT_NAMESPACE};
+use super::keys::{call_record_key, internal_key, validate_key, validate_value, DEFAULT_NAMESPACE};
 use super::maintenance::Maintenance;
 use super::options::{
     DbOptions, Entry, ExpireCondition, GetExOptions, NamespaceOptions, PutOptions, ScanOptions, Ttl,
@@ -18,8 +18,8 @@ use super::snapshot::Snapshot;
 use super::state::Inner;
 use super::stats::Stats;
 use super::write::{
-    expiry_after, validate_expire_condition, validate_ttl, ExpireTarget, Outcome, TtlPolicy,
-    WriteOp,
+    expiry_after, validate_expire_condition, validate_ttl, CallRecord, ExpireTarget, Outcome,
+    TtlPolicy, WriteOp,
 };
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -32,6 +32,8 @@ use crate::store::PageStore;
 pub struct Db {
     inner: Rc<Inner>,
     ns: u32,
+    /// The call id this handle's writes record their outcome under (see [`Db::recording_call`]).
+    call: Option<Rc<[u8]>>,
 }
 
 impl Db {
@@ -51,6 +53,7 @@ impl Db {
         Ok(Db {
             inner: Rc::new(inner),
             ns: DEFAULT_NAMESPACE,
+            call: None,
         })
     }
 
@@ -61,7 +64,35 @@ impl Db {
         Ok(Db {
             inner: self.inner.clone(),
             ns,
+            call: None,
         })
+    }
+
+    /// This handle, with every write it makes recording its outcome under call id `id` in the
+    /// same atomic batch as its effect. A caller that may send the same call twice (a tab that
+    /// forwarded it to a writer that went away before answering) asks [`Db::recorded_call`]
+    /// first: a call that already took effect is answered from its record and not run again.
+    /// Records are kept for ten minutes. Only writes that change something are recorded.
+    pub fn recording_call(&self, id: &[u8]) -> Result<Db> {
+        validate_key(id)?;
+        Ok(Db {
+            call: Some(Rc::from(id)),
+            ..self.clone()
+        })
+    }
+
+    /// The recorded outcome of call `id`, if a write made through
+    /// [`recording_call(id)`](Db::recording_call) took effect.
+    pub async fn recorded_call(&self, id: &[u8]) -> Result<Option<CallRecord>> {
+        validate_key(id)?;
+        self.inner.state.borrow().check_open()?;
+        let read_seq = self.inner.state.borrow().last_seq;
+        let found = self.inner.lookup(&call_record_key(id), read_seq).await?;
+        let now = self.inner.clock.now()?;
+        Ok(found
+            .filter(|v| is_live(v, now))
+            .and_then(|v| v.value)
+            .and_then(|v| CallRecord::decode(&v)))
     }
 
     /// Drop namespace `name` with every key in it (`false` if there is none). Handles on it fail
@@ -88,7 +119,10 @@ impl Db {
 
     async fn write_one(&self, op: WriteOp) -> Result<Outcome> {
         let policy = self.policy()?;
-        let outcomes = self.inner.write_ops(alloc::vec![op], policy).await?;
+        let outcomes = self
+            .inner
+            .write_ops(alloc::vec![op], policy, self.call.as_deref())
+            .await?;
         Ok(outcomes
             .and_then(|o| o.into_iter().next())
             .unwrap_or_default())
@@ -263,7 +297,8 @@ impl Db {
             self.inner.state.borrow().check_writable()?;
             return Ok(true);
         }
-        Ok(self.inner.write_ops(ops, policy).await?.is_some())
+        let record = self.call.as_deref();
+        Ok(self.inner.write_ops(ops, policy, record).await?.is_some())
     }
 
     /// Live entries in key order (or reverse), as [`ScanOptions`] selects.

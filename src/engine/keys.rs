@@ -22,6 +22,16 @@ pub(crate) const DEFAULT_NAMESPACE: u32 = 0;
 /// The namespace id reserved for the expiry index.
 pub(crate) const EXPIRY_INDEX_NS: u32 = u32::MAX;
 
+/// The namespace id reserved for call records (see [`call_record_key`]); the highest a user
+/// namespace may have is below it.
+pub(crate) const CALL_RECORD_NS: u32 = u32::MAX - 1;
+
+/// The internal key of the record of call `id`: the outcome of a write made for a caller that
+/// may send the same call again (a tab whose writer went away before it answered).
+pub(crate) fn call_record_key(id: &[u8]) -> Vec<u8> {
+    internal_key(CALL_RECORD_NS, id)
+}
+
 /// An `i64` time as a `u64` whose big-endian bytes sort like the time.
 fn sortable(t: i64) -> u64 {
     (t as u64) ^ (1 << 63)

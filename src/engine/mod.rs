@@ -47,3 +47,4 @@ pub use options::{
 pub use purge::{ExpireHook, PurgeReport};
 pub use snapshot::Snapshot;
 pub use stats::{LevelStats, SstStats, Stats};
+pub use write::CallRecord;

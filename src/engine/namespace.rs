@@ -9,7 +9,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::flush::{install_manifest, manifest_commit};
-use super::keys::{DEFAULT_NAMESPACE, EXPIRY_INDEX_NS};
+use super::keys::{CALL_RECORD_NS, DEFAULT_NAMESPACE};
 use super::options::NamespaceOptions;
 use super::state::{Inner, State};
 use super::write::TtlPolicy;
@@ -112,7 +112,7 @@ impl Inner {
                         }
                         None => {
                             let id = manifest.next_namespace_id.max(1);
-                            if id == EXPIRY_INDEX_NS {
+                            if id >= CALL_RECORD_NS {
                                 return Err(Error::invalid("no namespace ids left"));
                             }
                             manifest.next_namespace_id = id + 1;

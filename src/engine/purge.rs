@@ -30,7 +30,7 @@ use super::keys::{
 use super::memtable::MemVersion;
 use super::options::{ExpiredEntry, Replacement, Ttl};
 use super::state::Inner;
-use super::write::{CurrentRows, TtlPolicy, WriteOp};
+use super::write::{CurrentRows, Planner, WriteOp};
 use crate::error::{Error, Result};
 
 /// A function called for each key about to be removed because it expired. Returning a
@@ -231,7 +231,7 @@ impl Inner {
             // (then it reads again): each key is read once, not twice. Durable whatever the
             // database's durability: the events below may only fire once it cannot be lost.
             let outcomes = self
-                .write_ops_prefetched(ops, TtlPolicy::default(), Some((snapshot, read)), true)
+                .write_ops_prefetched(ops, Planner::default(), Some((snapshot, read)), true)
                 .await?
                 .unwrap_or_default();
             for (outcome, event) in outcomes.iter().zip(rewrite_events) {

@@ -12,7 +12,9 @@ use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 use super::compaction::L0_STALL_FACTOR;
-use super::keys::{expiry_index_key, owed_entry_value, EXPIRY_INDEX_NS, NAMESPACE_PREFIX_LEN};
+use super::keys::{
+    call_record_key, expiry_index_key, owed_entry_value, EXPIRY_INDEX_NS, NAMESPACE_PREFIX_LEN,
+};
 use super::memtable::MemVersion;
 use super::options::{Durability, ExpireCondition, PutCondition, Ttl};
 use super::read::is_live;
@@ -264,13 +266,18 @@ enum Step {
 impl Inner {
     /// Apply `ops` atomically. `Ok(None)`: a put condition failed and nothing was written;
     /// `Ok(Some(outcomes))`: one [`Outcome`] per op.
+    ///
+    /// With `record` (a call id), a write that changes anything also writes the record of its
+    /// outcome under that id in the same batch (see [`CallRecord`]).
     pub(crate) async fn write_ops(
         &self,
         ops: Vec<WriteOp>,
         policy: TtlPolicy,
+        record: Option<&[u8]>,
     ) -> Result<Option<Vec<Outcome>>> {
         let durable = self.options.durability == Durability::Durable;
-        self.write_ops_prefetched(ops, policy, None, durable).await
+        let planner = Planner { policy, record };
+        self.write_ops_prefetched(ops, planner, None, durable).await
     }
 
     /// [`Inner::write_ops`] for a caller that already read the rows the ops depend on, at
@@ -280,7 +287,7 @@ impl Inner {
     pub(crate) async fn write_ops_prefetched(
         &self,
         ops: Vec<WriteOp>,
-        policy: TtlPolicy,
+        planner: Planner<'_>,
         mut prefetched: Option<(ReadSnapshot, CurrentRows)>,
         durable: bool,
     ) -> Result<Option<Vec<Outcome>>> {
@@ -292,7 +299,7 @@ impl Inner {
         };
         let (results, ticket) = loop {
             if let Some((snapshot, current)) = prefetched.take() {
-                match self.apply_planned(&ops, &current, &snapshot, &policy, (durable, true))? {
+                match self.apply_planned(&ops, &current, &snapshot, &planner, (durable, true))? {
                     Step::Done(results) => return Ok(results),
                     Step::Written(results, ticket) => break (results, ticket),
                     Step::Retry | Step::Settle => {}
@@ -309,7 +316,7 @@ impl Inner {
                     }
                 }
             }
-            match self.apply_planned(&ops, &current, &snapshot, &policy, (durable, owing))? {
+            match self.apply_planned(&ops, &current, &snapshot, &planner, (durable, owing))? {
                 Step::Done(results) => return Ok(results),
                 Step::Retry => {
                     owing = true;
@@ -340,7 +347,7 @@ impl Inner {
         ops: &[WriteOp],
         current: &CurrentRows,
         read: &ReadSnapshot,
-        policy: &TtlPolicy,
+        planner: &Planner<'_>,
         (durable, owing): (bool, bool),
     ) -> Result<Step> {
         let mut st = self.state.borrow_mut();
@@ -359,7 +366,7 @@ impl Inner {
         if raced {
             return Ok(Step::Retry);
         }
-        let planning = plan(ops, current, now, policy, st.manifest.purged_until)?;
+        let planning = plan(ops, current, now, planner, st.manifest.purged_until)?;
         if planning.as_ref().is_none_or(|(_, p)| p.is_empty()) {
             // An answer that writes nothing (a failed condition, a no-op) must not rest on a
             // write that may still be rolled back.
@@ -495,9 +502,10 @@ fn plan(
     ops: &[WriteOp],
     current: &CurrentRows,
     now: i64,
-    policy: &TtlPolicy,
+    planner: &Planner<'_>,
     purged_until: i64,
 ) -> Result<Option<Planning>> {
+    let policy = &planner.policy;
     let mut planned = CurrentRows::new();
     let mut results = Vec::with_capacity(ops.len());
     for op in ops {
@@ -648,5 +656,67 @@ fn plan(
         };
         results.push(outcome);
     }
+    if let (Some(id), false) = (planner.record, planned.is_empty()) {
+        let record = MemVersion {
+            seq: UNASSIGNED_SEQ,
+            ts: now,
+            expire_at: Some(now.saturating_add(CALL_RECORD_TTL_MS)),
+            value: Some(CallRecord::of(&results).encode()),
+        };
+        planned.insert(call_record_key(id), alloc::vec![record]);
+    }
     Ok(Some((results, planned)))
+}
+
+/// How long the record of a call's outcome is kept: far longer than a resent call can take to
+/// arrive (a writer's timeout, then a new writer's open).
+const CALL_RECORD_TTL_MS: i64 = 10 * 60 * 1000;
+
+/// The rules a write is planned by: its keyspace's TTL policy, and the call id whose outcome it
+/// records, if any.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Planner<'a> {
+    pub policy: TtlPolicy,
+    pub record: Option<&'a [u8]>,
+}
+
+/// The outcome of a write that was recorded under its call id, written in the same batch as
+/// its effect: a call sent again (after its writer went away without answering) gets this
+/// instead of running twice. Only writes that changed something are recorded; one that did not
+/// can run again, as if it had been sent once, later.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallRecord {
+    /// The first op's outcome: put written, delete removed a key, expiry changed...
+    pub applied: bool,
+    /// The value `get_ex` read, if the call was one.
+    pub value: Option<Vec<u8>>,
+}
+
+impl CallRecord {
+    fn of(results: &[Outcome]) -> Self {
+        let first = results.first();
+        CallRecord {
+            applied: first.is_some_and(|o| o.applied),
+            value: first.and_then(|o| o.value.clone()),
+        }
+    }
+
+    /// `[applied, has value]`, then the value's bytes.
+    fn encode(&self) -> Vec<u8> {
+        let value = self.value.as_deref();
+        let mut out = alloc::vec![u8::from(self.applied), u8::from(value.is_some())];
+        out.extend_from_slice(value.unwrap_or_default());
+        out
+    }
+
+    /// The record in `bytes`, or `None` if they are not one.
+    pub(crate) fn decode(bytes: &[u8]) -> Option<Self> {
+        match bytes {
+            [applied @ (0 | 1), has_value @ (0 | 1), value @ ..] => Some(CallRecord {
+                applied: *applied == 1,
+                value: (*has_value == 1).then(|| value.to_vec()),
+            }),
+            _ => None,
+        }
+    }
 }
