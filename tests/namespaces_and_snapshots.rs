@@ -249,3 +249,29 @@ fn dropped_namespace_ids_are_forgotten_once_no_row_of_them_is_left() {
         assert_eq!(again.get(b"k").await.unwrap(), None);
     });
 }
+
+#[test]
+fn a_namespace_ttl_that_no_write_could_use_is_refused_when_it_is_set_never_stored() {
+    let (db, store, clock) = fresh(DbOptions::default());
+    run(async {
+        let huge = NamespaceOptions {
+            default_ttl_ms: Some(i64::MAX as u64),
+            max_ttl_ms: None,
+        };
+        let e = db.namespace("sessions", Some(huge)).await.err().unwrap();
+        assert_eq!(e.kind(), ttlkv::ErrorKind::InvalidArgument, "{e}");
+        let longest = NamespaceOptions {
+            default_ttl_ms: Some(ttlkv::MAX_TTL_MS),
+            max_ttl_ms: None,
+        };
+        let ns = db.namespace("sessions", Some(longest)).await.unwrap();
+        ns.put(b"k", b"v").await.unwrap();
+        db.close().await.unwrap();
+    });
+    let db = reopen(&store, &clock, DbOptions::default());
+    run(async {
+        let ns = db.namespace("sessions", None).await.unwrap();
+        ns.put(b"k2", b"v").await.unwrap();
+        assert!(ns.ttl(b"k2").await.unwrap() > 0);
+    });
+}

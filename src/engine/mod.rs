@@ -47,4 +47,4 @@ pub use options::{
 pub use purge::{ExpireHook, PurgeReport};
 pub use snapshot::Snapshot;
 pub use stats::{LevelStats, SstStats, Stats};
-pub use write::CallRecord;
+pub use write::{CallRecord, MAX_TTL_MS};

@@ -29,10 +29,7 @@ impl State {
                 max_ttl_ms: None,
             });
         }
-        self.manifest
-            .namespaces
-            .iter()
-            .find(|n| n.id == ns)
+        self.namespace_entry(ns)
             .map(|n| TtlPolicy {
                 default_ttl_ms: n.default_ttl_ms.or(default_ttl_ms),
                 max_ttl_ms: n.max_ttl_ms,
@@ -45,11 +42,17 @@ impl State {
         if ns == DEFAULT_NAMESPACE {
             return Some(String::new());
         }
-        self.manifest
-            .namespaces
-            .iter()
-            .find(|n| n.id == ns)
-            .map(|n| n.name.clone())
+        self.namespace_entry(ns).map(|n| n.name.clone())
+    }
+
+    /// The manifest's entry of namespace `ns`. Every call looks its namespace up, so by binary
+    /// search: entries are in id order (ids are handed out in increasing order and appended;
+    /// recovery sorts them), however many namespaces there are.
+    fn namespace_entry(&self, ns: u32) -> Option<&NamespaceEntry> {
+        let list = &self.manifest.namespaces;
+        list.binary_search_by_key(&ns, |n| n.id)
+            .ok()
+            .and_then(|i| list.get(i))
     }
 }
 

@@ -112,8 +112,12 @@ impl Inner {
         options: DbOptions,
     ) -> Result<Inner> {
         let clock = MonotonicClock::new(clock, i64::MIN);
-        let Role { manifest, version } =
-            take_writer_role(&*store, &clock, options.reset_clock).await?;
+        let Role {
+            mut manifest,
+            version,
+        } = take_writer_role(&*store, &clock, options.reset_clock).await?;
+        // Namespaces are looked up by id with a binary search (see `State::policy_of`).
+        manifest.namespaces.sort_unstable_by_key(|n| n.id);
 
         // Everything else is read at once: every SST's metadata page (one round trip), and the
         // listings of WAL pages and of SST metadata pages.

@@ -19,6 +19,7 @@ use super::memtable::MemVersion;
 use super::options::{Durability, ExpireCondition, PutCondition, Ttl};
 use super::read::is_live;
 use super::state::Inner;
+use crate::clock::MAX_PLAUSIBLE_MS;
 use crate::error::{Error, Result};
 
 /// The TTL rules of the keyspace a write goes to.
@@ -138,13 +139,18 @@ impl Outcome {
     }
 }
 
+/// The longest TTL: added to any plausible time it stays within `i64`, so no write with it can
+/// overflow (a default or maximum TTL is stored with a namespace, and an overflowing one would
+/// fail every later put there).
+pub const MAX_TTL_MS: u64 = (i64::MAX - MAX_PLAUSIBLE_MS) as u64;
+
 /// Check a `Ttl` given by a caller.
 pub(crate) fn validate_ttl(ttl: Ttl) -> Result<()> {
     match ttl {
         Ttl::ExpireAfter(0) => Err(Error::invalid("a TTL must be greater than 0 ms")),
-        Ttl::ExpireAfter(ms) if i64::try_from(ms).is_err() => {
-            Err(Error::invalid("a TTL must be at most i64::MAX ms"))
-        }
+        Ttl::ExpireAfter(ms) if ms > MAX_TTL_MS => Err(Error::invalid(alloc::format!(
+            "a TTL must be at most {MAX_TTL_MS} ms"
+        ))),
         _ => Ok(()),
     }
 }
