@@ -135,32 +135,40 @@ export interface ExpireCondition {
 }
 
 /**
- * Options of `getEx`: exactly one of `{ ttlMs }`, `{ expireAt }` or `{ persist: true }` (anything
- * else is an `INVALID_ARGUMENT` error).
+ * Options of `getEx`: at most one of `{ ttlMs }`, `{ expireAt }` or `{ persist: true }` (anything
+ * else is an `INVALID_ARGUMENT` error); `{}` changes no TTL (a plain `get`).
  */
 export type GetExOptions =
   | {
+      /** Excluded: at most one of `ttlMs`, `expireAt`, `persist`. */
+      ttlMs?: undefined;
+      /** Excluded: at most one of `ttlMs`, `expireAt`, `persist`. */
+      expireAt?: undefined;
+      /** Excluded: at most one of `ttlMs`, `expireAt`, `persist`. */
+      persist?: undefined;
+    }
+  | {
       /** Set the key to expire this many ms from now (a safe integer > 0): a sliding session. */
       ttlMs: number;
-      /** Excluded: exactly one of `ttlMs`, `expireAt`, `persist`. */
+      /** Excluded: at most one of `ttlMs`, `expireAt`, `persist`. */
       expireAt?: undefined;
-      /** Excluded: exactly one of `ttlMs`, `expireAt`, `persist`. */
+      /** Excluded: at most one of `ttlMs`, `expireAt`, `persist`. */
       persist?: undefined;
     }
   | {
       /** Set the key to expire at this time, in ms since the Unix epoch (a safe integer). */
       expireAt: number;
-      /** Excluded: exactly one of `ttlMs`, `expireAt`, `persist`. */
+      /** Excluded: at most one of `ttlMs`, `expireAt`, `persist`. */
       ttlMs?: undefined;
-      /** Excluded: exactly one of `ttlMs`, `expireAt`, `persist`. */
+      /** Excluded: at most one of `ttlMs`, `expireAt`, `persist`. */
       persist?: undefined;
     }
   | {
       /** Remove the key's expiry (Redis `GETEX ... PERSIST`); must be `true`. */
       persist: true;
-      /** Excluded: exactly one of `ttlMs`, `expireAt`, `persist`. */
+      /** Excluded: at most one of `ttlMs`, `expireAt`, `persist`. */
       ttlMs?: undefined;
-      /** Excluded: exactly one of `ttlMs`, `expireAt`, `persist`. */
+      /** Excluded: at most one of `ttlMs`, `expireAt`, `persist`. */
       expireAt?: undefined;
     };
 
@@ -590,11 +598,12 @@ export interface Db {
    */
   ttl(key: Key): Promise<number>;
   /**
-   * Set `key` to expire `ttlMs` from now (Redis PEXPIRE).
+   * Set `key` to expire `ttlMs` from now (Redis PEXPIRE); `ttlMs <= 0` deletes the key.
    *
-   * @param ttlMs - a safe integer greater than 0.
+   * @param ttlMs - a safe integer; 0 or less removes the key at once.
    * @param cond - see {@link ExpireCondition}.
-   * @returns `true` if the expiry was set; `false` if the key is absent or the condition failed.
+   * @returns `true` if the expiry was set (or the key deleted); `false` if the key is absent or the
+   *   condition failed.
    * @throws {@link TtlKvError} rejects with `INVALID_ARGUMENT` (bad key, `ttlMs`, or condition),
    *   `KEY_TOO_LARGE`, `CLOSED`, `FENCED`, `QUOTA_EXCEEDED`, `CORRUPTION`, `STORAGE`.
    */
@@ -620,12 +629,13 @@ export interface Db {
   /**
    * Read `key` and change its TTL in one step (Redis GETEX), e.g. to slide a session.
    *
-   * @param opts - exactly one of `{ ttlMs }`, `{ expireAt }`, `{ persist: true }`.
+   * @param opts - at most one of `{ ttlMs }`, `{ expireAt }`, `{ persist: true }`; none (or `{}`)
+   *   is a plain `get` that leaves the TTL as it is.
    * @returns the value, or `undefined` if absent or expired (then nothing is changed).
    * @throws {@link TtlKvError} rejects with `INVALID_ARGUMENT` (bad key or options), `KEY_TOO_LARGE`,
    *   `CLOSED`, `FENCED`, `QUOTA_EXCEEDED`, `CORRUPTION`, `STORAGE`.
    */
-  getEx<T = Value>(key: Key, opts: GetExOptions): Promise<T | undefined>;
+  getEx<T = Value>(key: Key, opts?: GetExOptions): Promise<T | undefined>;
   /**
    * The live entries in key order (see {@link ScanOptions}), read page by page from one consistent
    * snapshot taken when iteration starts and released when it ends (also on `break`).

@@ -403,7 +403,8 @@ class Db {
 
   async expire(key, ttlMs, cond) {
     const k = encodeKey(key);
-    const ms = positiveInt(ttlMs, "ttlMs");
+    // Any integer: ms <= 0 deletes the key, as PEXPIRE does (the engine decides).
+    const ms = integer(ttlMs, "ttlMs");
     return this.#call("expire", [k, ms, conditionBits(cond)]);
   }
 
@@ -422,7 +423,9 @@ class Db {
     opts = plainOptions(opts, "getEx options");
     checkKnown(opts, ["ttlMs", "expireAt", "persist"], "getEx");
     const given = ["ttlMs", "expireAt", "persist"].filter((x) => opts[x] !== undefined);
-    if (given.length !== 1) throw invalid("getEx takes exactly one of ttlMs, expireAt, persist");
+    if (given.length > 1) throw invalid("getEx takes at most one of ttlMs, expireAt, persist");
+    // No option: a plain get, which changes nothing.
+    if (given.length === 0) return valueOf(await this.#call("get", [k]));
     let kind;
     let arg = 0;
     if (opts.ttlMs !== undefined) [kind, arg] = [0, positiveInt(opts.ttlMs, "ttlMs")];
