@@ -284,7 +284,8 @@ export interface OpenOptions {
   /**
    * Called synchronously for each expiring key (of any namespace) while a purge removes it. Return
    * nothing to let the key expire, or an {@link ExpireReplacement} to rewrite it instead. A hook
-   * that throws or returns a Promise lets the key expire.
+   * that throws or returns a Promise lets the key expire (a thrown error is reported with
+   * `console.error`, with the key).
    */
   onExpire?: ((entry: ExpireEvent) => ExpireReplacement | null | undefined | void) | undefined;
   /**
@@ -712,7 +713,9 @@ export interface Db {
   stats(): Promise<Stats>;
   /**
    * Call `listener` once for each expired key of the database (any namespace) that a purge
-   * removes, manual or automatic. Adding the same function twice adds it once.
+   * removes, manual or automatic. Adding the same function twice adds it once. An error the
+   * listener throws is reported with `console.error` (with the key) and stops nothing: the other
+   * listeners still run, and the process or page carries on.
    *
    * @throws {@link TtlKvError} throws `INVALID_ARGUMENT` synchronously for an unknown event or a
    *   listener that is not a function.

@@ -200,6 +200,14 @@ class Snapshot {
   }
 }
 
+/**
+ * An error thrown by the app's expire listener or onExpire hook: reported, never rethrown (it would
+ * surface where nothing can catch it, and end a Node process) and never in the way of the purge.
+ */
+function report(what, key, e) {
+  console.error(`ttlkv: ${what} threw for key`, key, e);
+}
+
 /** Calls that change nothing the maintenance schedule depends on. */
 const READS = new Set(["get", "getEntry", "has", "ttl"]);
 
@@ -266,9 +274,7 @@ class Shared {
         try {
           fn(event);
         } catch (e) {
-          queueMicrotask(() => {
-            throw e;
-          });
+          report("an expire listener", event.key, e);
         }
       }
     }
@@ -601,10 +607,16 @@ async function openDb(name, options) {
     if (o.onExpire) {
       raw.setExpireHook((namespace, key, value, expireAt) => {
         const decoded = decodeValue(value);
-        const out = o.onExpire({ key: decodeKey(key, decoded.keyWasString), value: decoded.value, expireAt, ...(namespace ? { namespace } : {}) });
-        if (out === undefined || out === null) return undefined;
-        const [kind, arg] = putArgs({ ttlMs: out.ttlMs, expireAt: out.expireAt });
-        return [encodeValue(out.value, decoded.keyWasString), kind, arg];
+        const k = decodeKey(key, decoded.keyWasString);
+        try {
+          const out = o.onExpire({ key: k, value: decoded.value, expireAt, ...(namespace ? { namespace } : {}) });
+          if (out === undefined || out === null) return undefined;
+          const [kind, arg] = putArgs({ ttlMs: out.ttlMs, expireAt: out.expireAt });
+          return [encodeValue(out.value, decoded.keyWasString), kind, arg];
+        } catch (e) {
+          // The key expires as if the hook had returned nothing.
+          report("onExpire", k, e);
+        }
       });
     }
     return new LocalEndpoint(raw, (expired) => shared.publish(expired), () => shared.wantsExpired());

@@ -2,6 +2,7 @@
 // clock. Build first: `bash scripts/build-package.sh`.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -384,6 +385,34 @@ test("purgeExpired fires one expire event per key; onExpire can rewrite a key", 
   assert.equal(await db.get("renew"), "renewed");
   assert.equal(await db.purgeExpired(), 0);
   assert.equal(events.length, 1, "exactly once");
+});
+
+test("a throwing expire listener or onExpire hook is reported and does not take the process down", () => {
+  // A child process: an error thrown where nothing can catch it ends a Node process.
+  const entry = process.env.TTLKV_PACKAGE ?? new URL("../../bindings/js/index.js", import.meta.url).href;
+  const script = `
+    const { open } = await import(${JSON.stringify(entry)});
+    let now = 1_767_225_600_000;
+    const onExpire = (e) => {
+      if (e.key === "b") throw new Error("hook bug");
+    };
+    const db = await open("throwing-listener", { storage: "memory", maintenance: "manual", clock: () => now, onExpire });
+    const heard = [];
+    db.on("expire", () => { throw new Error("listener bug"); });
+    db.on("expire", (e) => heard.push(e.key));
+    await db.put("a", 1, { ttlMs: 10 });
+    await db.put("b", 2, { ttlMs: 10 });
+    now += 10;
+    const removed = await db.purgeExpired();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    console.log(JSON.stringify({ removed, heard, after: await db.get("a") ?? null }));
+    await db.close();
+  `;
+  const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+  assert.equal(child.status, 0, `the process died: ${child.stderr}`);
+  assert.deepEqual(JSON.parse(child.stdout), { removed: 2, heard: ["a", "b"], after: null }, "the other listener heard every event");
+  assert.match(child.stderr, /expire listener threw for key a\b[\s\S]*listener bug/, "the error is reported with its key");
+  assert.match(child.stderr, /onExpire threw for key b\b[\s\S]*hook bug/, "so is an onExpire hook's, and its key expires");
 });
 
 test("automatic maintenance fires expire events with no call from the app", async () => {
