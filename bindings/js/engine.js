@@ -49,6 +49,9 @@ export class LocalEndpoint {
     this.wantsExpired = wantsExpired;
     this.namespaces = new Map();
     this.snapshots = new Map();
+    // Snapshot ids are unique across writers (a random prefix per endpoint): after a handover a
+    // tab's ids from the old writer must find nothing here (CLOSED), not another tab's snapshot.
+    this.snapshotPrefix = `${Math.random().toString(36).slice(2)}.`;
     this.nextSnapshot = 1;
     this.reclaiming = undefined;
   }
@@ -80,7 +83,7 @@ export class LocalEndpoint {
     const handle = await this.handle(ns);
     if (method !== "snapshot") return this.run(handle, method, args);
     const snapshot = await engine(async () => handle.snapshot());
-    const id = this.nextSnapshot++;
+    const id = this.snapshotPrefix + this.nextSnapshot++;
     this.snapshots.set(id, snapshot);
     return id;
   }
