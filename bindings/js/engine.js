@@ -29,6 +29,8 @@ const DB_METHODS = new Set([
   "batch", "snapshot", "dropNamespace", "purgeExpired", "flush", "compact", "stats", "maintenance",
 ]);
 const SNAPSHOT_METHODS = new Set(["get", "getEntry", "has", "ttl", "scan"]);
+/** Calls that change nothing the maintenance schedule depends on. */
+const READS = new Set(["get", "getEntry", "has", "ttl"]);
 
 /**
  * Calls on this context's engine. `ns` names the keyspace: `null` for the default one, or
@@ -42,11 +44,14 @@ export class LocalEndpoint {
    * @param publish called with the `expired` list of every purge this endpoint runs
    * @param wantsExpired whether anyone listens for expire events (else purges leave the list
    *   empty: building it costs a fifth of a large purge)
+   * @param called called after each call that succeeded, with whether it was a read (the
+   *   automatic maintenance timer is re-armed there)
    */
-  constructor(root, publish, wantsExpired) {
+  constructor(root, publish, wantsExpired, called) {
     this.root = root;
     this.publish = publish;
     this.wantsExpired = wantsExpired;
+    this.called = called;
     this.namespaces = new Map();
     this.snapshots = new Map();
     // Snapshot ids are unique across writers (a random prefix per endpoint): after a handover a
@@ -75,8 +80,13 @@ export class LocalEndpoint {
    */
   call(ns, method, args) {
     if (!DB_METHODS.has(method)) throw new TtlKvError("INVALID_ARGUMENT", `unknown method ${String(method)}`);
-    if (ns === null && method !== "snapshot") return this.run(this.root, method, args);
-    return this.callIn(ns, method, args);
+    const result = ns === null && method !== "snapshot" ? this.run(this.root, method, args) : this.callIn(ns, method, args);
+    // Here, where this context's calls and those other tabs forward meet: a write from any tab may
+    // bring the next maintenance step (commit, flush, purge) forward.
+    const read = READS.has(method);
+    if (result instanceof Promise) return result.then((r) => (this.called(read), r));
+    this.called(read);
+    return result;
   }
 
   async callIn(ns, method, args) {

@@ -208,9 +208,6 @@ function report(what, key, e) {
   console.error(`ttlkv: ${what} threw for key`, key, e);
 }
 
-/** Calls that change nothing the maintenance schedule depends on. */
-const READS = new Set(["get", "getEntry", "has", "ttl"]);
-
 /** How long past its time a maintenance timer may wait before its step starts without it. */
 const STARVED_MS = 50;
 /** Reads between two looks at a starved maintenance timer (see `Shared.schedule`). */
@@ -281,7 +278,8 @@ class Shared {
   }
 
   /**
-   * Arm the one maintenance timer for the engine's next wake-up. Called after every call: an app
+   * Arm the one maintenance timer for the engine's next wake-up. Called after every call that
+   * reaches this context's engine, its own or forwarded by another tab (LocalEndpoint.call): an app
    * that never yields to the timer queue (a loop of awaited calls on memory storage resolves in
    * microtasks alone) would starve the timer, and flushed tables would pile up in level 0 with
    * every read probing each of them. So a timer that is STARVED_MS overdue (past both its time
@@ -358,15 +356,7 @@ class Db {
   #call(method, args) {
     const shared = this.#shared;
     if (shared.closed) throw new TtlKvError("CLOSED", "the database is closed");
-    const result = shared.endpoint.call(this.#ns, method, args);
-    if (result instanceof Promise) {
-      return result.then((r) => {
-        shared.schedule(READS.has(method));
-        return r;
-      });
-    }
-    shared.schedule(READS.has(method));
-    return result;
+    return shared.endpoint.call(this.#ns, method, args);
   }
 
   put(key, value, opts) {
@@ -619,7 +609,7 @@ async function openDb(name, options) {
         }
       });
     }
-    return new LocalEndpoint(raw, (expired) => shared.publish(expired), () => shared.wantsExpired());
+    return new LocalEndpoint(raw, (expired) => shared.publish(expired), () => shared.wantsExpired(), (read) => shared.schedule(read));
   }
 
   if (storage === "indexeddb" && tabsSupported()) {

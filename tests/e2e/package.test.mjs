@@ -326,6 +326,44 @@ test("expire events reach every tab", async () => {
   await context.close();
 });
 
+test("only a follower writes: the writer's automatic maintenance purges its TTL keys, and expire events reach both tabs", async () => {
+  const { context, pages } = await tabs(2, "follower-ttl");
+  const [a, b] = pages;
+  // a opens first and runs the engine; b forwards every call to it. No one calls purgeExpired.
+  for (const p of pages) await p.evaluate(() => window.ttlkvChecks.openShared("follower-ttl", { maintenance: "auto" }));
+  await b.evaluate(() => Promise.all(Array.from({ length: 20 }, (_, i) => window.shared.put(`ttl:${String(i).padStart(2, "0")}`, i, { ttlMs: 500 }))));
+  // The writer's clock is the one that counts: past every TTL. Its timer, armed by b's puts for
+  // 500 ms ahead, then finds them due.
+  await a.evaluate(() => {
+    window.fakeNow += 1_000;
+  });
+  const expected = Array.from({ length: 20 }, (_, i) => `ttl:${String(i).padStart(2, "0")}`);
+  for (const p of pages) await p.waitForFunction(() => window.events.length >= 20, null, { timeout: 5_000 }).catch(() => {});
+  assert.deepEqual((await a.evaluate(() => window.events)).sort(), expected, "the writer tab heard every expiry");
+  assert.deepEqual((await b.evaluate(() => window.events)).sort(), expected, "the follower tab heard every expiry");
+  assert.deepEqual(await b.evaluate(() => window.ttlkvChecks.allShared("ttl:")), []);
+  await context.close();
+});
+
+test("only a follower writes 6 MiB: the writer flushes its memtable at the 4 MiB limit", async () => {
+  const { context, pages } = await tabs(2, "follower-big");
+  const b = pages[1]; // pages[0] opens first and runs the engine
+  for (const p of pages) await p.evaluate(() => window.ttlkvChecks.openShared("follower-big", { maintenance: "auto" }));
+  // Everything from b, stats included (a call on the writer itself would schedule maintenance).
+  const memtable = await b.evaluate(async () => {
+    for (let i = 0; i < 6; i++) await window.shared.put(`big:${i}`, new Uint8Array(1024 * 1024).fill(i));
+    let bytes;
+    for (let waited = 0; waited < 5_000; waited += 50) {
+      bytes = (await window.shared.stats()).memtableBytes;
+      if (bytes <= 4 * 1024 * 1024) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return bytes;
+  });
+  assert.ok(memtable <= 4 * 1024 * 1024, `the memtable holds ${memtable} bytes`);
+  await context.close();
+});
+
 test("a stalled writer loses its role to a tab that gets no answers; woken, its commit is FENCED and nothing of it lands", async () => {
   const { context, pages } = await tabs(1, "stalled");
   const [b] = pages;
@@ -471,6 +509,67 @@ test("the browser killed (SIGKILL) during flushes and compactions: after a resta
       } finally {
         await context.close().catch(() => {});
       }
+    }
+  } finally {
+    rmSync(profile, { recursive: true, force: true });
+  }
+});
+
+test("only a follower writes, the writer with relaxed durability: every acknowledged write survives a SIGKILL of the browser", async () => {
+  const profile = mkdtempSync(path.join(tmpdir(), "ttlkv-profile-"));
+  const name = "relaxed-follower";
+  try {
+    let context = await launchPersistent(profile);
+    let acknowledged;
+    try {
+      // Completed readwrite transactions per page: the moment the writer's commit has landed.
+      await context.addInitScript(() => {
+        window.idbCommits = 0;
+        const transaction = IDBDatabase.prototype.transaction;
+        IDBDatabase.prototype.transaction = function (stores, mode, ...rest) {
+          const tx = transaction.call(this, stores, mode, ...rest);
+          if (mode === "readwrite") tx.addEventListener("complete", () => window.idbCommits++);
+          return tx;
+        };
+      });
+      const a = context.pages()[0] ?? (await context.newPage());
+      const b = await context.newPage();
+      for (const p of [a, b]) {
+        await p.goto(`${server.origin}/app/`);
+        await p.waitForFunction(() => window.ttlkvChecks);
+      }
+      await a.evaluate((n) => window.ttlkvChecks.remove(n), name);
+      // a runs the engine; relaxed writes resolve at once and are committed by its maintenance.
+      for (const p of [a, b]) await p.evaluate((n) => window.ttlkvChecks.openShared(n, { durability: "relaxed", maintenance: "auto" }), name);
+      const commitsBefore = await a.evaluate(() => window.idbCommits);
+      acknowledged = await b.evaluate(async () => {
+        let count = 0;
+        await Promise.all(Array.from({ length: 100 }, (_, i) => window.shared.put(`f:${String(i).padStart(3, "0")}`, i).then(() => count++)));
+        return count;
+      });
+      assert.equal(acknowledged, 100);
+      // Past the relaxed commit interval on the writer's clock; then wait for its commit to land
+      // (a bounded wait: with no maintenance scheduled by b's writes, none comes).
+      await a.evaluate(() => {
+        window.fakeNow += 1_000;
+      });
+      await a.waitForFunction((n) => window.idbCommits > n, commitsBefore, { timeout: 5_000 }).catch(() => {});
+      killEveryProcessMentioning(profile);
+    } finally {
+      await context.close().catch(() => {});
+    }
+    await untilBrowserGone(profile);
+    context = await launchPersistent(profile);
+    try {
+      const p = context.pages()[0] ?? (await context.newPage());
+      await p.goto(`${server.origin}/app/`);
+      await p.waitForFunction(() => window.ttlkvChecks);
+      await p.evaluate((n) => window.ttlkvChecks.openShared(n), name);
+      const keys = await p.evaluate(() => window.ttlkvChecks.allShared("f:"));
+      console.log(`relaxed follower writes: ${acknowledged} acknowledged, ${keys.length} present after the kill`);
+      assert.equal(keys.length, acknowledged, "every acknowledged follower write is there after the restart");
+    } finally {
+      await context.close().catch(() => {});
     }
   } finally {
     rmSync(profile, { recursive: true, force: true });

@@ -13,7 +13,7 @@ await wasm.default({ module_or_path: readFileSync(new URL("../../bindings/js/pkg
 let n = 0;
 async function endpoint() {
   const raw = await wasm.openDb(`endpoint-${n++}`, "memory", { durability: "durable" });
-  return new LocalEndpoint(raw, () => {}, () => false);
+  return new LocalEndpoint(raw, () => {}, () => false, () => {});
 }
 
 const put = (e, key, value) => e.call(null, "put", [encodeKey(key), encodeValue(value, true), 0, 0, 0]);
