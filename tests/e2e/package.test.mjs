@@ -309,6 +309,23 @@ test("the writer tab closes while the other keeps writing: the role passes on, n
   await context.close();
 });
 
+test("a tab that opens and closes the database while another writes leaves no request queued for the role", async () => {
+  const { context, pages } = await tabs(2, "queue");
+  const [a, b] = pages;
+  await a.evaluate(() => window.ttlkvChecks.openShared("queue"));
+  const queued = await b.evaluate(async () => {
+    for (let i = 0; i < 5; i++) {
+      await window.ttlkvChecks.openShared("queue");
+      await window.shared.put(`k${i}`, i);
+      await window.shared.close();
+    }
+    const { pending } = await navigator.locks.query();
+    return pending.filter((r) => r.name === "ttlkv:queue").length;
+  });
+  assert.equal(queued, 0, "no closed follower waits in the lock's queue");
+  await context.close();
+});
+
 test("expire events reach every tab", async () => {
   const { context, pages } = await tabs(2, "events");
   const [a, b] = pages;
@@ -387,6 +404,55 @@ test("a stalled writer loses its role to a tab that gets no answers; woken, its 
   // From then on the woken worker forwards to the new writer.
   assert.equal((await b.evaluate(() => window.tabWorker.send({ cmd: "put", args: ["after", 3] }))).value, true);
   assert.deepEqual(await call(b, "get", "after"), { value: 3 });
+  await context.close();
+});
+
+test("many calls to a stalled writer: one takeover, one engine opened, none left open", async () => {
+  const context = await browser.newContext();
+  // Count this page's connections to the engine's IndexedDB database: one per engine opened.
+  await context.addInitScript(() => {
+    window.engineOpens = 0;
+    window.engineCloses = 0;
+    const open = IDBFactory.prototype.open;
+    IDBFactory.prototype.open = function (name, ...rest) {
+      const request = open.call(this, name, ...rest);
+      if (name === "ttlkv:storm") {
+        window.engineOpens++;
+        request.addEventListener("success", () => {
+          const connection = request.result;
+          const close = connection.close;
+          let closed = false;
+          connection.close = function () {
+            if (!closed) window.engineCloses++;
+            closed = true;
+            return close.call(this);
+          };
+        });
+      }
+      return request;
+    };
+  });
+  const b = await context.newPage();
+  await b.goto(`${server.origin}/app/`);
+  await b.waitForFunction(() => window.ttlkvChecks);
+  await b.evaluate(() => window.ttlkvChecks.remove("storm"));
+  // The writer is a worker of the page (its own thread, which the test stalls); b is a follower.
+  assert.deepEqual(await b.evaluate(() => window.tabWorker.send({ cmd: "open", name: "storm", writerTimeoutMs: 500 })), { id: 0, value: true });
+  await b.evaluate(() => window.ttlkvChecks.openShared("storm", { writerTimeoutMs: 300 }));
+  const stalled = b.evaluate(() => window.tabWorker.send({ cmd: "hang-then-put", ms: 3_000, key: "from-stalled", value: 9 }));
+  await new Promise((r) => setTimeout(r, 100));
+  // 50 calls at once: each has its own timeout, and all of them expire while the takeover opens
+  // the engine.
+  const results = await b.evaluate(() => Promise.all(Array.from({ length: 50 }, (_, i) => window.ttlkvChecks.onShared("put", `k${i}`, i))));
+  await stalled;
+  const counts = await b.evaluate(() => ({ opens: window.engineOpens, closes: window.engineCloses }));
+  const failed = results.filter((r) => r.value !== true).map((r) => r.code);
+  console.log(`stalled writer, 50 calls: ${counts.opens} engine(s) opened, ${counts.closes} closed; calls failed: ${failed.join(" ") || "none"}`);
+  assert.deepEqual(failed, [], "every call was answered by the new writer");
+  assert.deepEqual(counts, { opens: 1, closes: 0 }, "one takeover: one engine opened, and it is the one in use");
+  assert.deepEqual(await call(b, "get", "k49"), { value: 49 });
+  await call(b, "close");
+  assert.equal(await b.evaluate(() => window.engineCloses), 1, "close() closed it");
   await context.close();
 });
 
