@@ -480,6 +480,74 @@ test("without Web Locks one tab works as before and a second gets a clear error,
   await context.close();
 });
 
+test("without Web Locks a tab that wakes from a freeze leaves the lease to the tab that took it over", async () => {
+  const context = await browser.newContext();
+  await context.addInitScript(() => {
+    Object.defineProperty(Navigator.prototype, "locks", { get: () => undefined, configurable: true });
+    // A clock each page can move ahead (the lease's 3 s run on Date.now): no one waits them out.
+    const now = Date.now;
+    window.skewMs = 0;
+    Date.now = () => now() + window.skewMs;
+    // What this page does to the lease record: puts, and renewal transactions that completed.
+    window.leasePuts = 0;
+    window.leaseCommits = 0;
+    const put = IDBObjectStore.prototype.put;
+    IDBObjectStore.prototype.put = function (...args) {
+      if (this.name === "lease") window.leasePuts++;
+      return put.apply(this, args);
+    };
+    const transaction = IDBDatabase.prototype.transaction;
+    IDBDatabase.prototype.transaction = function (stores, ...rest) {
+      const tx = transaction.call(this, stores, ...rest);
+      if (stores === "lease") tx.addEventListener("complete", () => window.leaseCommits++);
+      return tx;
+    };
+  });
+  const [a, b, c] = [await context.newPage(), await context.newPage(), await context.newPage()];
+  for (const p of [a, b, c]) {
+    await p.goto(`${server.origin}/app/`);
+    await p.waitForFunction(() => window.ttlkvChecks);
+  }
+  await a.evaluate(() => window.ttlkvChecks.remove("frozen-lease"));
+  await a.evaluate(() => window.ttlkvChecks.openShared("frozen-lease"));
+  assert.deepEqual(await call(a, "put", "k", "from a"), { value: true });
+  // a's thread stalls, as a frozen tab's does: its lease goes unrenewed.
+  let awake = false;
+  const frozen = a.evaluate(() => {
+    const state = { puts: window.leasePuts, commits: window.leaseCommits };
+    const end = performance.now() + 2_000;
+    while (performance.now() < end);
+    return state;
+  });
+  frozen.then(() => {
+    awake = true;
+  });
+  await new Promise((r) => setTimeout(r, 100));
+  // For b, a's lease is past its 3 s: b takes it over and opens the database.
+  await b.evaluate(() => {
+    window.skewMs = 10_000;
+  });
+  await b.evaluate(() => window.ttlkvChecks.openShared("frozen-lease"));
+  assert.deepEqual(await call(b, "put", "k2", "from b"), { value: true });
+  assert.equal(awake, false, "b took over while a was frozen");
+  const atFreeze = await frozen;
+  // a wakes: its renewal timer fires at once. Wait for that renewal's transaction to finish.
+  await a.waitForFunction((n) => window.leaseCommits > n, atFreeze.commits, { timeout: 5_000 });
+  assert.equal(await a.evaluate(() => window.leasePuts), atFreeze.puts, "the woken tab wrote nothing over b's lease");
+  assert.equal((await call(a, "put", "k3", "from woken a")).code, "FENCED", "the woken tab's commits are fenced");
+  // Closing a fenced engine may itself report FENCED; the database is closed either way.
+  assert.ok([undefined, "FENCED"].includes((await call(a, "close")).code));
+  // b still holds the lease: a third tab is refused, and b's database keeps working.
+  await c.evaluate(() => {
+    window.skewMs = 10_000;
+  });
+  const refused = await c.evaluate(() => window.ttlkvChecks.openShared("frozen-lease").then(() => "opened", (e) => `${e.code}: ${e.message}`));
+  assert.match(refused, /^UNSUPPORTED: database "frozen-lease" is open in another tab or worker/);
+  assert.deepEqual(await call(b, "put", "k4", "b again"), { value: true });
+  assert.deepEqual(await call(b, "get", "k"), { value: "from a" });
+  await context.close();
+});
+
 /** Pids of the processes whose command line mentions `text` (read from /proc: no pgrep needed). */
 function processesMentioning(text) {
   const pids = [];
