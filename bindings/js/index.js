@@ -521,9 +521,13 @@ class Db {
     const shared = this.#shared;
     if (shared.closed) return;
     shared.stop();
-    if (shared.tabs !== undefined) await shared.tabs.close();
-    else await shared.local?.close();
-    await shared.lease?.release();
+    try {
+      if (shared.tabs !== undefined) await shared.tabs.close();
+      else await shared.local?.close();
+    } finally {
+      // Also when the engine's close failed: a lease kept renewing would lock every other tab out.
+      await shared.lease?.release();
+    }
   }
 }
 

@@ -548,6 +548,33 @@ test("without Web Locks a tab that wakes from a freeze leaves the lease to the t
   await context.close();
 });
 
+test("without Web Locks a close() that fails still gives the lease up", async () => {
+  const context = await browser.newContext();
+  await context.addInitScript(() => {
+    Object.defineProperty(Navigator.prototype, "locks", { get: () => undefined, configurable: true });
+  });
+  const [a, b] = [await context.newPage(), await context.newPage()];
+  for (const p of [a, b]) {
+    await p.goto(`${server.origin}/app/`);
+    await p.waitForFunction(() => window.ttlkvChecks);
+  }
+  await a.evaluate(() => window.ttlkvChecks.remove("failed-close"));
+  await a.evaluate(() => window.ttlkvChecks.openShared("failed-close", { durability: "relaxed" }));
+  assert.deepEqual(await call(a, "put", "k", "v"), { value: true });
+  // The database is deleted from under a (as "clear site data" would): a's close cannot commit.
+  await a.evaluate(
+    () =>
+      new Promise((resolve) => {
+        indexedDB.deleteDatabase("ttlkv:failed-close").onsuccess = resolve;
+      }),
+  );
+  const closed = await call(a, "close");
+  console.log(`close() after the database was deleted: ${closed.code ?? "resolved"}`);
+  const opened = await b.evaluate(() => window.ttlkvChecks.openShared("failed-close").then(() => "opened", (e) => `${e.code}: ${e.message}`));
+  assert.equal(opened, "opened", "the lease was given up");
+  await context.close();
+});
+
 /** Pids of the processes whose command line mentions `text` (read from /proc: no pgrep needed). */
 function processesMentioning(text) {
   const pids = [];
