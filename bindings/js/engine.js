@@ -36,7 +36,8 @@ const READS = new Set(["get", "getEntry", "has", "ttl"]);
  * Calls on this context's engine. `ns` names the keyspace: `null` for the default one, or
  * `[name, hasOptions, defaultTtlMs, maxTtlMs, handleId]` (null = none) as `Db.namespace` gives
  * it. Each namespace handle has its own engine handle, so a handle made before `dropNamespace`
- * stays closed while a later `namespace()` of the same name opens the new keyspace.
+ * stays closed while a later `namespace()` of the same name opens the new keyspace; it is kept
+ * until the namespace handle is garbage-collected (`forget`).
  */
 export class LocalEndpoint {
   /**
@@ -61,9 +62,10 @@ export class LocalEndpoint {
     this.reclaiming = undefined;
   }
 
+  /** The engine handle of namespace handle `ns` (opened by its first call), by its handle id. */
   handle(ns) {
     if (ns === null) return Promise.resolve(this.root);
-    const key = JSON.stringify(ns);
+    const key = ns[4];
     let handle = this.namespaces.get(key);
     if (handle === undefined) {
       handle = engine(() => this.root.namespace(ns[0], ns[1], ns[2] ?? NaN, ns[3] ?? NaN));
@@ -71,6 +73,11 @@ export class LocalEndpoint {
       handle.catch(() => this.namespaces.delete(key));
     }
     return handle;
+  }
+
+  /** Namespace handle `id` was garbage-collected: drop its engine handle (if it has one here). */
+  forget(id) {
+    this.namespaces.delete(id);
   }
 
   /**
@@ -124,10 +131,11 @@ export class LocalEndpoint {
     return this.answer(method, await engine(async () => handle[method](...args)));
   }
 
-  /** A call's answer, once its expire events are published. */
+  /** A call's answer, once its expire events are published; `stats` with the handles held here. */
   answer(method, result) {
     if (method === "purgeExpired") this.publish(result.expired);
     if (method === "maintenance") this.publish(result.purge.expired);
+    if (method === "stats") Object.assign(result, { snapshots: this.snapshots.size, namespaceHandles: this.namespaces.size });
     return result;
   }
 

@@ -369,6 +369,13 @@ export interface Stats {
   cacheBytes: number;
   /** The levels, L0 first. */
   levels: LevelStats[];
+  /**
+   * Snapshots open on the engine, scans in progress included: each keeps the rows it can see
+   * from being compacted away until it is released.
+   */
+  snapshots: number;
+  /** Engine handles held for namespace handles (freed once those are garbage-collected). */
+  namespaceHandles: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -639,7 +646,10 @@ export interface Db {
   getEx<T = Value>(key: Key, opts?: GetExOptions): Promise<T | undefined>;
   /**
    * The live entries in key order (see {@link ScanOptions}), read page by page from one consistent
-   * snapshot taken when iteration starts and released when it ends (also on `break`).
+   * snapshot taken when iteration starts and released when it ends (also on `break` or
+   * `return()`). While it is open the snapshot keeps the rows it can see from being compacted
+   * away: an iterator the app stops calling `next()` on without ending it releases its snapshot
+   * only once the iterator is garbage-collected.
    *
    * @returns an async iterable of entries; keys come back as strings if written with string keys.
    * @throws {@link TtlKvError} throws `INVALID_ARGUMENT` / `KEY_TOO_LARGE` synchronously for bad
@@ -658,7 +668,9 @@ export interface Db {
   /**
    * A read-only view of this database (or namespace) as of now.
    *
-   * @returns a {@link Snapshot}; call `release()` when done with it.
+   * @returns a {@link Snapshot}; call `release()` when done with it (one dropped without it is
+   *   released once it is garbage-collected; until then it keeps the rows it can see from being
+   *   compacted away).
    * @throws {@link TtlKvError} rejects with `CLOSED`.
    */
   snapshot(): Promise<Snapshot>;
@@ -669,7 +681,8 @@ export interface Db {
    * the whole database).
    *
    * @param opts - when given, replaces the namespace's TTL rules; see {@link NamespaceOptions}.
-   * @returns the handle, at once; a failure to create the namespace rejects its first call.
+   * @returns the handle, at once; a failure to create the namespace rejects its first call. Handles
+   *   are cheap to make per call: what the engine holds for one goes when it is garbage-collected.
    * @throws {@link TtlKvError} throws `INVALID_ARGUMENT` synchronously for an empty or non-string
    *   name or bad options.
    */

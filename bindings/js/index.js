@@ -143,8 +143,20 @@ function after(key) {
 
 const SCAN_PAGE = 256;
 
-/** Entries of a scan, fetched page by page from snapshot `id` of `endpoint`, released at the end. */
-async function* scanPages(endpoint, id, args) {
+/**
+ * Engine resources that stand behind an app's object, freed once the object is garbage-collected
+ * if the app never let them go: a dropped namespace handle's engine handle, the snapshot of a
+ * dropped Snapshot or of a scan the app stopped iterating without `break` or `return()` (which
+ * would keep every row it can see from being compacted away until close()).
+ */
+const reaper = new FinalizationRegistry((free) => free());
+
+/**
+ * Entries of a scan, fetched page by page from snapshot `held.id` of `held.endpoint`, released at
+ * the end (and `held.id` cleared: nothing is left for the reaper).
+ */
+async function* scanPages(held, args) {
+  const { endpoint, id } = held;
   let { prefix, start, end, limit, reverse } = args;
   try {
     while (limit !== 0) {
@@ -158,6 +170,7 @@ async function* scanPages(endpoint, id, args) {
       else start = after(last);
     }
   } finally {
+    held.id = undefined;
     endpoint.release(id);
   }
 }
@@ -196,6 +209,7 @@ class Snapshot {
     };
   }
   release() {
+    reaper.unregister(this);
     this.#endpoint.release(this.#id);
   }
 }
@@ -436,10 +450,14 @@ class Db {
     const args = scanArgs(opts);
     const self = this;
     return {
-      async *[Symbol.asyncIterator]() {
-        const endpoint = self.#shared.endpoint;
-        const id = await self.#call("snapshot", []);
-        yield* scanPages(endpoint, id, args);
+      [Symbol.asyncIterator]() {
+        const held = { endpoint: self.#shared.endpoint };
+        const entries = (async function* () {
+          held.id = await self.#call("snapshot", []);
+          yield* scanPages(held, args);
+        })();
+        reaper.register(entries, () => held.id && held.endpoint.release(held.id));
+        return entries;
       },
     };
   }
@@ -468,7 +486,9 @@ class Db {
   async snapshot() {
     const endpoint = this.#shared.endpoint;
     const id = await this.#call("snapshot", []);
-    return new Snapshot(endpoint, id);
+    const snapshot = new Snapshot(endpoint, id);
+    reaper.register(snapshot, () => endpoint.release(id), snapshot);
+    return snapshot;
   }
 
   namespace(name, opts) {
@@ -478,7 +498,11 @@ class Db {
     const ttl = (x, what) => (x === undefined || x === null ? null : positiveInt(x, what));
     // null, not NaN, for "none": the spec crosses tabs through structured clone and JSON.
     const handleId = `${Math.random().toString(36).slice(2)}:${nextHandle++}`;
-    return new Db(this.#shared, [name, opts !== undefined, ttl(o.defaultTtlMs, "defaultTtlMs"), ttl(o.maxTtlMs, "maxTtlMs"), handleId]);
+    const shared = this.#shared;
+    const handle = new Db(shared, [name, opts !== undefined, ttl(o.defaultTtlMs, "defaultTtlMs"), ttl(o.maxTtlMs, "maxTtlMs"), handleId]);
+    // Its engine handle (opened by its first call, on whichever context is the writer) goes with it.
+    reaper.register(handle, () => shared.endpoint.forget(handleId));
+    return handle;
   }
 
   async dropNamespace(name) {

@@ -63,6 +63,7 @@ export class Tabs {
       call: (ns, method, args) => this.forward({ ns, method, args }),
       callSnapshot: (id, method, args) => this.forward({ snapshot: id, method, args }),
       release: (id) => this.post({ t: "release", snapshot: id }),
+      forget: (id) => this.post({ t: "forget", handle: id }),
     };
   }
 
@@ -219,6 +220,9 @@ export class Tabs {
         return;
       case "release":
         if (this.role === "writer") this.shared.local?.release(data.snapshot);
+        return;
+      case "forget":
+        if (this.role === "writer") this.shared.local?.forget(data.handle);
         return;
       case "reply": {
         if (data.to !== this.me) return;

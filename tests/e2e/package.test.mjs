@@ -381,6 +381,43 @@ test("only a follower writes 6 MiB: the writer flushes its memtable at the 4 MiB
   await context.close();
 });
 
+test("a follower's dropped namespace handles and abandoned scans free what the writer holds for them", async () => {
+  // A browser of its own, whose pages can collect garbage on demand (window.gc).
+  const gcBrowser = await launch(["--js-flags=--expose-gc"]);
+  try {
+    const context = await gcBrowser.newContext();
+    const [a, b] = [await context.newPage(), await context.newPage()];
+    for (const p of [a, b]) {
+      await p.goto(`${server.origin}/app/`);
+      await p.waitForFunction(() => window.ttlkvChecks);
+    }
+    await a.evaluate(() => window.ttlkvChecks.remove("follower-handles"));
+    // a runs the engine; b makes 2,000 namespace handles and leaves a scan after its first entry.
+    for (const p of [a, b]) await p.evaluate(() => window.ttlkvChecks.openShared("follower-handles"));
+    await b.evaluate(async () => {
+      for (let i = 0; i < 2_000; i++) await window.shared.namespace("hot").put("k", i);
+      await window.shared.batch(Array.from({ length: 600 }, (_, i) => ({ type: "put", key: `k${String(i).padStart(3, "0")}`, value: i })));
+      const entries = window.shared.scan()[Symbol.asyncIterator]();
+      await entries.next();
+    });
+    const writerHolds = () => a.evaluate(() => window.shared.stats().then((s) => ({ handles: s.namespaceHandles, snapshots: s.snapshots })));
+    assert.equal((await writerHolds()).snapshots, 1, "the writer holds the abandoned scan's snapshot");
+    let holds;
+    for (let round = 0; round < 50; round++) {
+      holds = await writerHolds();
+      if (holds.handles === 0 && holds.snapshots === 0) break;
+      await b.evaluate(() => {
+        window.gc();
+        return new Promise((resolve) => setTimeout(resolve, 20));
+      });
+    }
+    assert.deepEqual(holds, { handles: 0, snapshots: 0 }, "nothing is held for b's dropped objects");
+    assert.deepEqual(await call(b, "get", "k599"), { value: 599 });
+  } finally {
+    await gcBrowser.close();
+  }
+});
+
 test("a stalled writer loses its role to a tab that gets no answers; woken, its commit is FENCED and nothing of it lands", async () => {
   const { context, pages } = await tabs(1, "stalled");
   const [b] = pages;

@@ -3,6 +3,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -11,6 +13,18 @@ import { fsAdapter } from "../../bindings/web/tests/support/fs_adapter.mjs";
 // run them against the packed tarball); by default they test the working tree.
 import { fakeClock, mapAdapter, T0 } from "./helpers.mjs";
 const { open, destroy, TtlKvError } = await import(process.env.TTLKV_PACKAGE ?? "../../bindings/js/index.js");
+
+// Garbage collection on demand, for the tests of what is freed when the app drops an object.
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc");
+
+/** Collect garbage (and let finalizers run) until `done()` holds, or give up after 50 rounds. */
+async function collectUntil(done) {
+  for (let round = 0; round < 50 && !(await done()); round++) {
+    gc();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 
 let n = 0;
 const fresh = (opts = {}) => {
@@ -369,6 +383,62 @@ test("namespaces: separate keyspaces, default and max TTL, drop", async () => {
   assert.equal(await db.dropNamespace("otp"), true);
   await rejects(otp.get("code"), "CLOSED");
   assert.equal(await db.get("code"), "default ns");
+});
+
+test("namespace() handles made by the thousand do not pile up engine handles", async () => {
+  const { db } = await fresh();
+  for (let i = 0; i < 50_000; i++) await db.namespace("hot").put("k", i);
+  await collectUntil(async () => (await db.stats()).namespaceHandles < 100);
+  const { namespaceHandles } = await db.stats();
+  assert.ok(namespaceHandles < 100, `${namespaceHandles} engine handles for 50,000 dropped namespace handles`);
+  assert.equal(await db.namespace("hot").get("k"), 49_999);
+});
+
+test("a namespace handle made before dropNamespace stays closed; one made after opens the new keyspace", async () => {
+  const { db } = await fresh();
+  const before = db.namespace("otp", { defaultTtlMs: 1_000 });
+  await before.put("code", "1");
+  assert.equal(await db.dropNamespace("otp"), true);
+  const after = db.namespace("otp");
+  assert.equal(await after.get("code"), undefined, "the new keyspace is empty");
+  await after.put("code", "2");
+  await rejects(before.get("code"), "CLOSED");
+  await rejects(before.put("code", "3"), "CLOSED");
+  assert.equal(await db.namespace("otp").get("code"), "2");
+  assert.equal(await after.ttl("code"), -1, "the dropped namespace's TTL rules went with it");
+});
+
+test("a scan the app walks away from releases its snapshot once the iterator is garbage-collected", async () => {
+  const { db } = await fresh();
+  for (let i = 0; i < 600; i++) await db.put(`k${String(i).padStart(3, "0")}`, i);
+  // Read the first entry of a scan and drop it: no break, no return().
+  await (async () => {
+    const entries = db.scan()[Symbol.asyncIterator]();
+    assert.equal((await entries.next()).value.key, "k000");
+    assert.equal((await db.stats()).snapshots, 1, "the scan in progress holds a snapshot");
+  })();
+  await collectUntil(async () => (await db.stats()).snapshots === 0);
+  assert.equal((await db.stats()).snapshots, 0, "the abandoned scan's snapshot was released");
+  // Finished and broken-off scans release theirs at once, as before.
+  for await (const _ of db.scan({ prefix: "k1" })) void _;
+  for await (const _ of db.scan()) break;
+  assert.equal((await db.stats()).snapshots, 0);
+});
+
+test("a snapshot the app drops without release() is released once it is garbage-collected", async () => {
+  const { db } = await fresh();
+  await db.put("k", "v");
+  await (async () => {
+    const snap = await db.snapshot();
+    assert.equal(await snap.get("k"), "v");
+  })();
+  const kept = await db.snapshot();
+  assert.equal((await db.stats()).snapshots, 2);
+  await collectUntil(async () => (await db.stats()).snapshots === 1);
+  assert.equal((await db.stats()).snapshots, 1, "only the snapshot still referenced is open");
+  assert.equal(await kept.get("k"), "v");
+  kept.release();
+  assert.equal((await db.stats()).snapshots, 0);
 });
 
 test("purgeExpired fires one expire event per key; onExpire can rewrite a key", async () => {
