@@ -444,35 +444,48 @@ test("a stalled writer loses its role to a tab that gets no answers; woken, its 
   await context.close();
 });
 
-test("many calls to a stalled writer: one takeover, one engine opened, none left open", async () => {
+/**
+ * A page (with a module worker, `tabWorker`) whose connections to the engine's IndexedDB database
+ * `ttlkv:<name>` are counted (one per engine opened: `engineOpens`, `engineCloses`); the next
+ * `failEngineOpens` opens are refused, as IndexedDB refuses one that cannot proceed.
+ */
+async function countingEngineOpens(name) {
   const context = await browser.newContext();
-  // Count this page's connections to the engine's IndexedDB database: one per engine opened.
-  await context.addInitScript(() => {
+  await context.addInitScript((dbName) => {
     window.engineOpens = 0;
     window.engineCloses = 0;
+    window.failEngineOpens = 0;
     const open = IDBFactory.prototype.open;
     IDBFactory.prototype.open = function (name, ...rest) {
-      const request = open.call(this, name, ...rest);
-      if (name === "ttlkv:storm") {
-        window.engineOpens++;
-        request.addEventListener("success", () => {
-          const connection = request.result;
-          const close = connection.close;
-          let closed = false;
-          connection.close = function () {
-            if (!closed) window.engineCloses++;
-            closed = true;
-            return close.call(this);
-          };
-        });
+      if (name !== dbName) return open.call(this, name, ...rest);
+      window.engineOpens++;
+      if (window.failEngineOpens > 0) {
+        window.failEngineOpens--;
+        throw new DOMException("refused by the test", "UnknownError");
       }
+      const request = open.call(this, name, ...rest);
+      request.addEventListener("success", () => {
+        const connection = request.result;
+        const close = connection.close;
+        let closed = false;
+        connection.close = function () {
+          if (!closed) window.engineCloses++;
+          closed = true;
+          return close.call(this);
+        };
+      });
       return request;
     };
-  });
+  }, `ttlkv:${name}`);
   const b = await context.newPage();
   await b.goto(`${server.origin}/app/`);
   await b.waitForFunction(() => window.ttlkvChecks);
-  await b.evaluate(() => window.ttlkvChecks.remove("storm"));
+  await b.evaluate((n) => window.ttlkvChecks.remove(n), name);
+  return { context, b };
+}
+
+test("many calls to a stalled writer: one takeover, one engine opened, none left open", async () => {
+  const { context, b } = await countingEngineOpens("storm");
   // The writer is a worker of the page (its own thread, which the test stalls); b is a follower.
   assert.deepEqual(await b.evaluate(() => window.tabWorker.send({ cmd: "open", name: "storm", writerTimeoutMs: 500 })), { id: 0, value: true });
   await b.evaluate(() => window.ttlkvChecks.openShared("storm", { writerTimeoutMs: 300 }));
@@ -490,6 +503,28 @@ test("many calls to a stalled writer: one takeover, one engine opened, none left
   assert.deepEqual(await call(b, "get", "k49"), { value: 49 });
   await call(b, "close");
   assert.equal(await b.evaluate(() => window.engineCloses), 1, "close() closed it");
+  await context.close();
+});
+
+test("a takeover whose engine fails to open is tried again by the calls still waiting", async () => {
+  const { context, b } = await countingEngineOpens("storm-retry");
+  assert.deepEqual(await b.evaluate(() => window.tabWorker.send({ cmd: "open", name: "storm-retry", writerTimeoutMs: 500 })), { id: 0, value: true });
+  await b.evaluate(() => window.ttlkvChecks.openShared("storm-retry", { writerTimeoutMs: 300 }));
+  const stalled = b.evaluate(() => window.tabWorker.send({ cmd: "hang-then-put", ms: 4_000, key: "from-stalled", value: 9 }));
+  await new Promise((r) => setTimeout(r, 100));
+  const out = await b.evaluate(async () => {
+    // b's takeover fails to open the engine, and so does its request queued for the role, which
+    // the failed takeover let have the lock: then only the waiting calls can try again.
+    window.failEngineOpens = 2;
+    const started = performance.now();
+    const results = await Promise.all(Array.from({ length: 5 }, (_, i) => window.ttlkvChecks.onShared("put", `k${i}`, i)));
+    return { results, ms: Math.round(performance.now() - started), opens: window.engineOpens };
+  });
+  console.log(`failed takeover: answered after ${out.ms} ms, ${out.opens} engine opens`);
+  assert.deepEqual(out.results, Array.from({ length: 5 }, () => ({ value: true })));
+  assert.equal(out.opens, 3, "the third try opened the engine");
+  assert.ok(out.ms < 2_000, `answered by the next takeover, not when the stalled writer woke (${out.ms} ms)`);
+  await stalled;
   await context.close();
 });
 
