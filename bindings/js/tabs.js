@@ -194,10 +194,11 @@ export class Tabs {
   arm(call) {
     clearTimeout(call.timer);
     call.timer = setTimeout(() => {
-      if (this.closed || this.role !== "follower" || this.stealing || !this.pending.has(call.full.id)) return;
+      if (this.closed || this.role !== "follower" || this.stealing || this.grant || !this.pending.has(call.full.id)) return;
       // The writer holds the lock but does not answer (frozen, hung): take the role over, once.
-      // Other calls' timers fire while the engine opens here, and each steal would take the lock
-      // from the one before it and open one more engine.
+      // Other calls' timers fire while the engine opens here (after a steal, or under a lock this
+      // context's queued request was granted), and each steal would take the lock from the one
+      // before it and open one more engine.
       this.stealing = true;
       const done = () => {
         this.stealing = false;

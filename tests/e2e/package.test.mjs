@@ -447,7 +447,8 @@ test("a stalled writer loses its role to a tab that gets no answers; woken, its 
 /**
  * A page (with a module worker, `tabWorker`) whose connections to the engine's IndexedDB database
  * `ttlkv:<name>` are counted (one per engine opened: `engineOpens`, `engineCloses`); the next
- * `failEngineOpens` opens are refused, as IndexedDB refuses one that cannot proceed.
+ * `failEngineOpens` opens are refused, as IndexedDB refuses one that cannot proceed, and each open
+ * takes `slowEngineOpenMs` of this thread's time.
  */
 async function countingEngineOpens(name) {
   const context = await browser.newContext();
@@ -455,10 +456,14 @@ async function countingEngineOpens(name) {
     window.engineOpens = 0;
     window.engineCloses = 0;
     window.failEngineOpens = 0;
+    window.slowEngineOpenMs = 0;
     const open = IDBFactory.prototype.open;
     IDBFactory.prototype.open = function (name, ...rest) {
       if (name !== dbName) return open.call(this, name, ...rest);
       window.engineOpens++;
+      // A slow open (a large recovery): this thread is busy while the callers' timers expire.
+      const end = performance.now() + window.slowEngineOpenMs;
+      while (performance.now() < end);
       if (window.failEngineOpens > 0) {
         window.failEngineOpens--;
         throw new DOMException("refused by the test", "UnknownError");
@@ -525,6 +530,24 @@ test("a takeover whose engine fails to open is tried again by the calls still wa
   assert.equal(out.opens, 3, "the third try opened the engine");
   assert.ok(out.ms < 2_000, `answered by the next takeover, not when the stalled writer woke (${out.ms} ms)`);
   await stalled;
+  await context.close();
+});
+
+test("calls that time out while a handover opens the engine here start no takeover of their own", async () => {
+  const { context, b } = await countingEngineOpens("slow-handover");
+  assert.deepEqual(await b.evaluate(() => window.tabWorker.send({ cmd: "open", name: "slow-handover", writerTimeoutMs: 500 })), { id: 0, value: true });
+  await b.evaluate(() => window.ttlkvChecks.openShared("slow-handover", { writerTimeoutMs: 300 }));
+  const out = await b.evaluate(async () => {
+    window.slowEngineOpenMs = 1_000;
+    // The writer stalls, then is killed with b's calls unanswered: the lock passes to b's queued
+    // request, and b's engine takes longer to open than the calls' timeout.
+    window.tabWorker.send({ cmd: "hang-then-put", ms: 200, key: "never", value: 0 });
+    const calls = Promise.all(Array.from({ length: 5 }, (_, i) => window.ttlkvChecks.onShared("put", `k${i}`, i)));
+    window.tabWorker.worker.terminate();
+    return { results: await calls, opens: window.engineOpens, closes: window.engineCloses };
+  });
+  assert.deepEqual(out.results, Array.from({ length: 5 }, () => ({ value: true })));
+  assert.deepEqual({ opens: out.opens, closes: out.closes }, { opens: 1, closes: 0 }, "one engine opened, the one in use");
   await context.close();
 });
 
