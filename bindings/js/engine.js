@@ -29,12 +29,15 @@ const DB_METHODS = new Set([
   "batch", "snapshot", "dropNamespace", "purgeExpired", "flush", "compact", "stats", "maintenance",
 ]);
 const SNAPSHOT_METHODS = new Set(["get", "getEntry", "has", "ttl", "scan"]);
+/** Calls that change nothing the maintenance schedule depends on. */
+const READS = new Set(["get", "getEntry", "has", "ttl"]);
 
 /**
  * Calls on this context's engine. `ns` names the keyspace: `null` for the default one, or
  * `[name, hasOptions, defaultTtlMs, maxTtlMs, handleId]` (null = none) as `Db.namespace` gives
  * it. Each namespace handle has its own engine handle, so a handle made before `dropNamespace`
- * stays closed while a later `namespace()` of the same name opens the new keyspace.
+ * stays closed while a later `namespace()` of the same name opens the new keyspace; it is kept
+ * until the namespace handle is garbage-collected (`forget`).
  */
 export class LocalEndpoint {
   /**
@@ -42,20 +45,27 @@ export class LocalEndpoint {
    * @param publish called with the `expired` list of every purge this endpoint runs
    * @param wantsExpired whether anyone listens for expire events (else purges leave the list
    *   empty: building it costs a fifth of a large purge)
+   * @param called called after each call that succeeded, with whether it was a read (the
+   *   automatic maintenance timer is re-armed there)
    */
-  constructor(root, publish, wantsExpired) {
+  constructor(root, publish, wantsExpired, called) {
     this.root = root;
     this.publish = publish;
     this.wantsExpired = wantsExpired;
+    this.called = called;
     this.namespaces = new Map();
     this.snapshots = new Map();
+    // Snapshot ids are unique across writers (a random prefix per endpoint): after a handover a
+    // tab's ids from the old writer must find nothing here (CLOSED), not another tab's snapshot.
+    this.snapshotPrefix = `${Math.random().toString(36).slice(2)}.`;
     this.nextSnapshot = 1;
     this.reclaiming = undefined;
   }
 
+  /** The engine handle of namespace handle `ns` (opened by its first call), by its handle id. */
   handle(ns) {
     if (ns === null) return Promise.resolve(this.root);
-    const key = JSON.stringify(ns);
+    const key = ns[4];
     let handle = this.namespaces.get(key);
     if (handle === undefined) {
       handle = engine(() => this.root.namespace(ns[0], ns[1], ns[2] ?? NaN, ns[3] ?? NaN));
@@ -65,6 +75,11 @@ export class LocalEndpoint {
     return handle;
   }
 
+  /** Namespace handle `id` was garbage-collected: drop its engine handle (if it has one here). */
+  forget(id) {
+    this.namespaces.delete(id);
+  }
+
   /**
    * Run `method` with `args` in keyspace `ns`; a snapshot comes back as its id. The answer is
    * given as it is when the engine has it at once (memory storage, a cached page: no Promise,
@@ -72,15 +87,20 @@ export class LocalEndpoint {
    */
   call(ns, method, args) {
     if (!DB_METHODS.has(method)) throw new TtlKvError("INVALID_ARGUMENT", `unknown method ${String(method)}`);
-    if (ns === null && method !== "snapshot") return this.run(this.root, method, args);
-    return this.callIn(ns, method, args);
+    const result = ns === null && method !== "snapshot" ? this.run(this.root, method, args) : this.callIn(ns, method, args);
+    // Here, where this context's calls and those other tabs forward meet: a write from any tab may
+    // bring the next maintenance step (commit, flush, purge) forward.
+    const read = READS.has(method);
+    if (result instanceof Promise) return result.then((r) => (this.called(read), r));
+    this.called(read);
+    return result;
   }
 
   async callIn(ns, method, args) {
     const handle = await this.handle(ns);
     if (method !== "snapshot") return this.run(handle, method, args);
     const snapshot = await engine(async () => handle.snapshot());
-    const id = this.nextSnapshot++;
+    const id = this.snapshotPrefix + this.nextSnapshot++;
     this.snapshots.set(id, snapshot);
     return id;
   }
@@ -111,10 +131,11 @@ export class LocalEndpoint {
     return this.answer(method, await engine(async () => handle[method](...args)));
   }
 
-  /** A call's answer, once its expire events are published. */
+  /** A call's answer, once its expire events are published; `stats` with the handles held here. */
   answer(method, result) {
     if (method === "purgeExpired") this.publish(result.expired);
     if (method === "maintenance") this.publish(result.purge.expired);
+    if (method === "stats") Object.assign(result, { snapshots: this.snapshots.size, namespaceHandles: this.namespaces.size });
     return result;
   }
 

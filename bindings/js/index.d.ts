@@ -135,32 +135,40 @@ export interface ExpireCondition {
 }
 
 /**
- * Options of `getEx`: exactly one of `{ ttlMs }`, `{ expireAt }` or `{ persist: true }` (anything
- * else is an `INVALID_ARGUMENT` error).
+ * Options of `getEx`: at most one of `{ ttlMs }`, `{ expireAt }` or `{ persist: true }` (anything
+ * else is an `INVALID_ARGUMENT` error); `{}` changes no TTL (a plain `get`).
  */
 export type GetExOptions =
   | {
+      /** Excluded: at most one of `ttlMs`, `expireAt`, `persist`. */
+      ttlMs?: undefined;
+      /** Excluded: at most one of `ttlMs`, `expireAt`, `persist`. */
+      expireAt?: undefined;
+      /** Excluded: at most one of `ttlMs`, `expireAt`, `persist`. */
+      persist?: undefined;
+    }
+  | {
       /** Set the key to expire this many ms from now (a safe integer > 0): a sliding session. */
       ttlMs: number;
-      /** Excluded: exactly one of `ttlMs`, `expireAt`, `persist`. */
+      /** Excluded: at most one of `ttlMs`, `expireAt`, `persist`. */
       expireAt?: undefined;
-      /** Excluded: exactly one of `ttlMs`, `expireAt`, `persist`. */
+      /** Excluded: at most one of `ttlMs`, `expireAt`, `persist`. */
       persist?: undefined;
     }
   | {
       /** Set the key to expire at this time, in ms since the Unix epoch (a safe integer). */
       expireAt: number;
-      /** Excluded: exactly one of `ttlMs`, `expireAt`, `persist`. */
+      /** Excluded: at most one of `ttlMs`, `expireAt`, `persist`. */
       ttlMs?: undefined;
-      /** Excluded: exactly one of `ttlMs`, `expireAt`, `persist`. */
+      /** Excluded: at most one of `ttlMs`, `expireAt`, `persist`. */
       persist?: undefined;
     }
   | {
       /** Remove the key's expiry (Redis `GETEX ... PERSIST`); must be `true`. */
       persist: true;
-      /** Excluded: exactly one of `ttlMs`, `expireAt`, `persist`. */
+      /** Excluded: at most one of `ttlMs`, `expireAt`, `persist`. */
       ttlMs?: undefined;
-      /** Excluded: exactly one of `ttlMs`, `expireAt`, `persist`. */
+      /** Excluded: at most one of `ttlMs`, `expireAt`, `persist`. */
       expireAt?: undefined;
     };
 
@@ -276,7 +284,8 @@ export interface OpenOptions {
   /**
    * Called synchronously for each expiring key (of any namespace) while a purge removes it. Return
    * nothing to let the key expire, or an {@link ExpireReplacement} to rewrite it instead. A hook
-   * that throws or returns a Promise lets the key expire.
+   * that throws or returns a Promise lets the key expire (a thrown error is reported with
+   * `console.error`, with the key).
    */
   onExpire?: ((entry: ExpireEvent) => ExpireReplacement | null | undefined | void) | undefined;
   /**
@@ -360,6 +369,13 @@ export interface Stats {
   cacheBytes: number;
   /** The levels, L0 first. */
   levels: LevelStats[];
+  /**
+   * Snapshots open on the engine, scans in progress included: each keeps the rows it can see
+   * from being compacted away until it is released.
+   */
+  snapshots: number;
+  /** Engine handles held for namespace handles (freed once those are garbage-collected). */
+  namespaceHandles: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -590,11 +606,12 @@ export interface Db {
    */
   ttl(key: Key): Promise<number>;
   /**
-   * Set `key` to expire `ttlMs` from now (Redis PEXPIRE).
+   * Set `key` to expire `ttlMs` from now (Redis PEXPIRE); `ttlMs <= 0` deletes the key.
    *
-   * @param ttlMs - a safe integer greater than 0.
+   * @param ttlMs - a safe integer; 0 or less removes the key at once.
    * @param cond - see {@link ExpireCondition}.
-   * @returns `true` if the expiry was set; `false` if the key is absent or the condition failed.
+   * @returns `true` if the expiry was set (or the key deleted); `false` if the key is absent or the
+   *   condition failed.
    * @throws {@link TtlKvError} rejects with `INVALID_ARGUMENT` (bad key, `ttlMs`, or condition),
    *   `KEY_TOO_LARGE`, `CLOSED`, `FENCED`, `QUOTA_EXCEEDED`, `CORRUPTION`, `STORAGE`.
    */
@@ -620,15 +637,19 @@ export interface Db {
   /**
    * Read `key` and change its TTL in one step (Redis GETEX), e.g. to slide a session.
    *
-   * @param opts - exactly one of `{ ttlMs }`, `{ expireAt }`, `{ persist: true }`.
+   * @param opts - at most one of `{ ttlMs }`, `{ expireAt }`, `{ persist: true }`; none (or `{}`)
+   *   is a plain `get` that leaves the TTL as it is.
    * @returns the value, or `undefined` if absent or expired (then nothing is changed).
    * @throws {@link TtlKvError} rejects with `INVALID_ARGUMENT` (bad key or options), `KEY_TOO_LARGE`,
    *   `CLOSED`, `FENCED`, `QUOTA_EXCEEDED`, `CORRUPTION`, `STORAGE`.
    */
-  getEx<T = Value>(key: Key, opts: GetExOptions): Promise<T | undefined>;
+  getEx<T = Value>(key: Key, opts?: GetExOptions): Promise<T | undefined>;
   /**
    * The live entries in key order (see {@link ScanOptions}), read page by page from one consistent
-   * snapshot taken when iteration starts and released when it ends (also on `break`).
+   * snapshot taken when iteration starts and released when it ends (also on `break` or
+   * `return()`). While it is open the snapshot keeps the rows it can see from being compacted
+   * away: an iterator the app stops calling `next()` on without ending it releases its snapshot
+   * only once the iterator is garbage-collected.
    *
    * @returns an async iterable of entries; keys come back as strings if written with string keys.
    * @throws {@link TtlKvError} throws `INVALID_ARGUMENT` / `KEY_TOO_LARGE` synchronously for bad
@@ -647,7 +668,9 @@ export interface Db {
   /**
    * A read-only view of this database (or namespace) as of now.
    *
-   * @returns a {@link Snapshot}; call `release()` when done with it.
+   * @returns a {@link Snapshot}; call `release()` when done with it (one dropped without it is
+   *   released once it is garbage-collected; until then it keeps the rows it can see from being
+   *   compacted away).
    * @throws {@link TtlKvError} rejects with `CLOSED`.
    */
   snapshot(): Promise<Snapshot>;
@@ -658,7 +681,8 @@ export interface Db {
    * the whole database).
    *
    * @param opts - when given, replaces the namespace's TTL rules; see {@link NamespaceOptions}.
-   * @returns the handle, at once; a failure to create the namespace rejects its first call.
+   * @returns the handle, at once; a failure to create the namespace rejects its first call. Handles
+   *   are cheap to make per call: what the engine holds for one goes when it is garbage-collected.
    * @throws {@link TtlKvError} throws `INVALID_ARGUMENT` synchronously for an empty or non-string
    *   name or bad options.
    */
@@ -702,7 +726,9 @@ export interface Db {
   stats(): Promise<Stats>;
   /**
    * Call `listener` once for each expired key of the database (any namespace) that a purge
-   * removes, manual or automatic. Adding the same function twice adds it once.
+   * removes, manual or automatic. Adding the same function twice adds it once. An error the
+   * listener throws is reported with `console.error` (with the key) and stops nothing: the other
+   * listeners still run, and the process or page carries on.
    *
    * @throws {@link TtlKvError} throws `INVALID_ARGUMENT` synchronously for an unknown event or a
    *   listener that is not a function.

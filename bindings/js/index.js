@@ -143,8 +143,20 @@ function after(key) {
 
 const SCAN_PAGE = 256;
 
-/** Entries of a scan, fetched page by page from snapshot `id` of `endpoint`, released at the end. */
-async function* scanPages(endpoint, id, args) {
+/**
+ * Engine resources that stand behind an app's object, freed once the object is garbage-collected
+ * if the app never let them go: a dropped namespace handle's engine handle, the snapshot of a
+ * dropped Snapshot or of a scan the app stopped iterating without `break` or `return()` (which
+ * would keep every row it can see from being compacted away until close()).
+ */
+const reaper = new FinalizationRegistry((free) => free());
+
+/**
+ * Entries of a scan, fetched page by page from snapshot `held.id` of `held.endpoint`, released at
+ * the end (and `held.id` cleared: nothing is left for the reaper).
+ */
+async function* scanPages(held, args) {
+  const { endpoint, id } = held;
   let { prefix, start, end, limit, reverse } = args;
   try {
     while (limit !== 0) {
@@ -158,6 +170,7 @@ async function* scanPages(endpoint, id, args) {
       else start = after(last);
     }
   } finally {
+    held.id = undefined;
     endpoint.release(id);
   }
 }
@@ -196,12 +209,18 @@ class Snapshot {
     };
   }
   release() {
+    reaper.unregister(this);
     this.#endpoint.release(this.#id);
   }
 }
 
-/** Calls that change nothing the maintenance schedule depends on. */
-const READS = new Set(["get", "getEntry", "has", "ttl"]);
+/**
+ * An error thrown by the app's expire listener or onExpire hook: reported, never rethrown (it would
+ * surface where nothing can catch it, and end a Node process) and never in the way of the purge.
+ */
+function report(what, key, e) {
+  console.error(`ttlkv: ${what} threw for key`, key, e);
+}
 
 /** How long past its time a maintenance timer may wait before its step starts without it. */
 const STARVED_MS = 50;
@@ -266,16 +285,15 @@ class Shared {
         try {
           fn(event);
         } catch (e) {
-          queueMicrotask(() => {
-            throw e;
-          });
+          report("an expire listener", event.key, e);
         }
       }
     }
   }
 
   /**
-   * Arm the one maintenance timer for the engine's next wake-up. Called after every call: an app
+   * Arm the one maintenance timer for the engine's next wake-up. Called after every call that
+   * reaches this context's engine, its own or forwarded by another tab (LocalEndpoint.call): an app
    * that never yields to the timer queue (a loop of awaited calls on memory storage resolves in
    * microtasks alone) would starve the timer, and flushed tables would pile up in level 0 with
    * every read probing each of them. So a timer that is STARVED_MS overdue (past both its time
@@ -352,15 +370,7 @@ class Db {
   #call(method, args) {
     const shared = this.#shared;
     if (shared.closed) throw new TtlKvError("CLOSED", "the database is closed");
-    const result = shared.endpoint.call(this.#ns, method, args);
-    if (result instanceof Promise) {
-      return result.then((r) => {
-        shared.schedule(READS.has(method));
-        return r;
-      });
-    }
-    shared.schedule(READS.has(method));
-    return result;
+    return shared.endpoint.call(this.#ns, method, args);
   }
 
   put(key, value, opts) {
@@ -403,7 +413,8 @@ class Db {
 
   async expire(key, ttlMs, cond) {
     const k = encodeKey(key);
-    const ms = positiveInt(ttlMs, "ttlMs");
+    // Any integer: ms <= 0 deletes the key, as PEXPIRE does (the engine decides).
+    const ms = integer(ttlMs, "ttlMs");
     return this.#call("expire", [k, ms, conditionBits(cond)]);
   }
 
@@ -422,7 +433,9 @@ class Db {
     opts = plainOptions(opts, "getEx options");
     checkKnown(opts, ["ttlMs", "expireAt", "persist"], "getEx");
     const given = ["ttlMs", "expireAt", "persist"].filter((x) => opts[x] !== undefined);
-    if (given.length !== 1) throw invalid("getEx takes exactly one of ttlMs, expireAt, persist");
+    if (given.length > 1) throw invalid("getEx takes at most one of ttlMs, expireAt, persist");
+    // No option: a plain get, which changes nothing.
+    if (given.length === 0) return valueOf(await this.#call("get", [k]));
     let kind;
     let arg = 0;
     if (opts.ttlMs !== undefined) [kind, arg] = [0, positiveInt(opts.ttlMs, "ttlMs")];
@@ -437,10 +450,14 @@ class Db {
     const args = scanArgs(opts);
     const self = this;
     return {
-      async *[Symbol.asyncIterator]() {
-        const endpoint = self.#shared.endpoint;
-        const id = await self.#call("snapshot", []);
-        yield* scanPages(endpoint, id, args);
+      [Symbol.asyncIterator]() {
+        const held = { endpoint: self.#shared.endpoint };
+        const entries = (async function* () {
+          held.id = await self.#call("snapshot", []);
+          yield* scanPages(held, args);
+        })();
+        reaper.register(entries, () => held.id && held.endpoint.release(held.id));
+        return entries;
       },
     };
   }
@@ -469,7 +486,9 @@ class Db {
   async snapshot() {
     const endpoint = this.#shared.endpoint;
     const id = await this.#call("snapshot", []);
-    return new Snapshot(endpoint, id);
+    const snapshot = new Snapshot(endpoint, id);
+    reaper.register(snapshot, () => endpoint.release(id), snapshot);
+    return snapshot;
   }
 
   namespace(name, opts) {
@@ -479,7 +498,11 @@ class Db {
     const ttl = (x, what) => (x === undefined || x === null ? null : positiveInt(x, what));
     // null, not NaN, for "none": the spec crosses tabs through structured clone and JSON.
     const handleId = `${Math.random().toString(36).slice(2)}:${nextHandle++}`;
-    return new Db(this.#shared, [name, opts !== undefined, ttl(o.defaultTtlMs, "defaultTtlMs"), ttl(o.maxTtlMs, "maxTtlMs"), handleId]);
+    const shared = this.#shared;
+    const handle = new Db(shared, [name, opts !== undefined, ttl(o.defaultTtlMs, "defaultTtlMs"), ttl(o.maxTtlMs, "maxTtlMs"), handleId]);
+    // Its engine handle (opened by its first call, on whichever context is the writer) goes with it.
+    reaper.register(handle, () => shared.endpoint.forget(handleId));
+    return handle;
   }
 
   async dropNamespace(name) {
@@ -522,9 +545,13 @@ class Db {
     const shared = this.#shared;
     if (shared.closed) return;
     shared.stop();
-    if (shared.tabs !== undefined) await shared.tabs.close();
-    else await shared.local?.close();
-    await shared.lease?.release();
+    try {
+      if (shared.tabs !== undefined) await shared.tabs.close();
+      else await shared.local?.close();
+    } finally {
+      // Also when the engine's close failed: a lease kept renewing would lock every other tab out.
+      await shared.lease?.release();
+    }
   }
 }
 
@@ -598,13 +625,19 @@ async function openDb(name, options) {
     if (o.onExpire) {
       raw.setExpireHook((namespace, key, value, expireAt) => {
         const decoded = decodeValue(value);
-        const out = o.onExpire({ key: decodeKey(key, decoded.keyWasString), value: decoded.value, expireAt, ...(namespace ? { namespace } : {}) });
-        if (out === undefined || out === null) return undefined;
-        const [kind, arg] = putArgs({ ttlMs: out.ttlMs, expireAt: out.expireAt });
-        return [encodeValue(out.value, decoded.keyWasString), kind, arg];
+        const k = decodeKey(key, decoded.keyWasString);
+        try {
+          const out = o.onExpire({ key: k, value: decoded.value, expireAt, ...(namespace ? { namespace } : {}) });
+          if (out === undefined || out === null) return undefined;
+          const [kind, arg] = putArgs({ ttlMs: out.ttlMs, expireAt: out.expireAt });
+          return [encodeValue(out.value, decoded.keyWasString), kind, arg];
+        } catch (e) {
+          // The key expires as if the hook had returned nothing.
+          report("onExpire", k, e);
+        }
       });
     }
-    return new LocalEndpoint(raw, (expired) => shared.publish(expired), () => shared.wantsExpired());
+    return new LocalEndpoint(raw, (expired) => shared.publish(expired), () => shared.wantsExpired(), (read) => shared.schedule(read));
   }
 
   if (storage === "indexeddb" && tabsSupported()) {

@@ -4,7 +4,7 @@
 // second context that finds a live lease held by another is refused with a clear error instead of
 // opening the engine (which would fence the first). A lease not renewed for LEASE_MS (the holder
 // was closed without cleaning up, crashed or is frozen) is free again; a frozen holder that wakes
-// after someone else took over finds its commits FENCED.
+// after someone else took over leaves the lease to it and finds its own commits FENCED.
 import { TtlKvError } from "./errors.js";
 
 const LEASE_MS = 3_000;
@@ -53,8 +53,16 @@ export async function takeLease(name) {
         "BroadcastChannel, which sharing it needs: only one context can use it at a time",
     );
   }
+  // Renew only a lease that is still ours. A tab that wakes from a freeze may find that another
+  // took the lease over meanwhile: writing its own record then would hand the lease back to a tab
+  // whose commits are fenced, and (deleted on its close) let a third tab fence the one in use.
+  // This context has lost the lease: it stops renewing, and its commits fail with FENCED.
   const timer = setInterval(() => {
-    inLease(db, (store) => store.put({ owner: me, renewedAt: Date.now() }, "holder")).catch(() => {});
+    inLease(db, async (store) => {
+      const mine = (await request(store.get("holder")))?.owner === me;
+      if (mine) store.put({ owner: me, renewedAt: Date.now() }, "holder");
+      else clearInterval(timer);
+    }).catch(() => {});
   }, RENEW_MS);
   return {
     async release() {

@@ -5,8 +5,10 @@
 // passes to a waiting tab, which opens the engine — recovering from the manifest and WAL, with
 // nothing acknowledged lost — announces itself, and every tab resends the calls still waiting for
 // an answer. A tab whose calls get no answer for `writerTimeoutMs` (a frozen writer) takes the
-// lock over (`steal`); the frozen writer's commits then fail with FENCED (the new writer advanced
-// the manifest), and it carries on as a forwarding tab. Expire events reach every tab.
+// lock over (`steal`), one takeover at a time however many of its calls timed out; the frozen
+// writer's commits then fail with FENCED (the new writer advanced the manifest), and it carries on
+// as a forwarding tab. A context waits in the lock's queue with one request at most, withdrawn
+// when it closes. Expire events reach every tab.
 //
 // A call resent after a handover may already have run on the writer that went away (its answer
 // was lost with it): writes are then applied again, which is harmless for puts and deletes but
@@ -50,44 +52,83 @@ export class Tabs {
     this.pending = new Map();
     this.closed = false;
     this.role = "starting";
+    this.grant = undefined; // the lock request this context holds the lock through
     this.release = undefined;
+    this.queued = false;
+    this.stealing = false;
+    this.leaving = new AbortController();
     this.channel = new BroadcastChannel(this.lockName);
     this.channel.onmessage = (event) => this.receive(event.data);
     this.remote = {
       call: (ns, method, args) => this.forward({ ns, method, args }),
       callSnapshot: (id, method, args) => this.forward({ snapshot: id, method, args }),
       release: (id) => this.post({ t: "release", snapshot: id }),
+      forget: (id) => this.post({ t: "forget", handle: id }),
     };
   }
 
   /** Take the writer role if it is free, else start forwarding; resolves once calls can be made. */
   async start() {
-    const held = await new Promise((resolve, reject) => {
-      navigator.locks
-        .request(this.lockName, { ifAvailable: true }, (lock) => {
-          if (lock === null) {
-            resolve(false);
-            return undefined;
-          }
-          const taking = this.takeRole();
-          taking.then(() => resolve(true), reject);
-          return taking.then(() => this.holding());
-        })
-        .catch((e) => {
-          if (this.role === "starting") reject(e);
-          else this.lostRole();
-        });
-    });
-    if (!held) {
+    if (!(await this.request({ ifAvailable: true }))) {
       this.follow();
-      this.waitForRole({});
+      this.queue();
     }
   }
 
-  /** Open the engine here and start answering calls (this context holds the lock). */
-  async takeRole() {
+  /**
+   * Ask for the lock that makes this context the writer (`ifAvailable`: only if it is free;
+   * `steal`: take it from a writer that stopped answering). Once granted, open the engine here and
+   * hold the lock until `close()` or until another tab steals it. Resolves with whether the lock
+   * was granted, once the engine is open; rejects if the request or the engine failed.
+   */
+  request(options, granted) {
+    const grant = {};
+    return new Promise((resolve, reject) => {
+      navigator.locks
+        .request(this.lockName, options, async (lock) => {
+          granted?.();
+          if (lock === null || this.closed) return resolve(false);
+          this.grant = grant;
+          try {
+            await this.takeRole(grant);
+          } catch (e) {
+            // The engine did not open here: stay a follower and let the lock go to another tab.
+            this.grant = undefined;
+            this.follow();
+            return reject(e);
+          }
+          resolve(true);
+          if (this.grant !== grant || this.closed) return undefined;
+          return new Promise((release) => {
+            this.release = release;
+          });
+        })
+        .catch((e) => {
+          // Not granted (the request failed, or close() withdrew it), or stolen from this context.
+          reject(e);
+          if (this.grant === grant) this.lostRole();
+        });
+    });
+  }
+
+  /**
+   * Wait in the lock's queue for the role, with one request at most: a context that lost the role
+   * while its request was still queued must not add another (each would open an engine in turn).
+   */
+  queue() {
+    if (this.queued || this.closed) return;
+    this.queued = true;
+    this.request({ signal: this.leaving.signal }, () => {
+      this.queued = false;
+    }).catch(() => {});
+  }
+
+  /** Open the engine here and start answering calls (this context was granted the lock `grant`). */
+  async takeRole(grant) {
     const local = await this.becomeWriter();
-    if (this.closed) {
+    // Closed meanwhile, or another tab stole the lock while the engine opened: this engine must
+    // not answer calls (another one does).
+    if (this.closed || this.grant !== grant) {
       await local.close().catch(() => {});
       return;
     }
@@ -102,48 +143,26 @@ export class Tabs {
     }
   }
 
-  /** A promise that keeps the lock until `close()` (or a steal) ends this context's role. */
-  holding() {
-    if (this.closed) return undefined;
-    return new Promise((resolve) => {
-      this.release = resolve;
-    });
-  }
-
   follow() {
     this.role = "follower";
     this.shared.useRemote(this.remote);
   }
 
-  /** Queue for the lock (`steal` takes it from a writer that stopped answering). */
-  waitForRole(options) {
-    navigator.locks
-      .request(this.lockName, options, () => {
-        if (this.closed) return undefined;
-        return this.takeRole().then(
-          () => this.holding(),
-          () => {
-            // The engine did not open here; stay a follower and let another tab try.
-            this.follow();
-          },
-        );
-      })
-      .catch(() => this.lostRole());
-  }
-
   /**
    * Our lock was stolen: another tab decided this writer stopped answering. This context's
    * commits from here on fail with FENCED (the new writer advanced the manifest); it forwards
-   * its calls from now on and queues for the role again.
+   * its calls from now on and queues for the role again. An engine still opening under the stolen
+   * lock is closed by `takeRole`.
    */
   lostRole() {
-    if (this.closed || this.role !== "writer") return;
+    this.grant = undefined;
+    if (this.closed) return;
     const local = this.shared.local;
     this.follow();
     this.release?.();
     this.release = undefined;
     local?.close().catch(() => {});
-    this.waitForRole({});
+    this.queue();
   }
 
   /** Run a forwarded call on this context's engine. */
@@ -175,9 +194,18 @@ export class Tabs {
   arm(call) {
     clearTimeout(call.timer);
     call.timer = setTimeout(() => {
-      if (this.closed || this.role !== "follower" || !this.pending.has(call.full.id)) return;
-      // The writer holds the lock but does not answer (frozen, hung): take the role over.
-      this.waitForRole({ steal: true });
+      if (this.closed || this.role !== "follower" || this.stealing || this.grant || !this.pending.has(call.full.id)) return;
+      // The writer holds the lock but does not answer (frozen, hung): take the role over, once.
+      // Other calls' timers fire while the engine opens here (after a steal, or under a lock this
+      // context's queued request was granted), and each steal would take the lock from the one
+      // before it and open one more engine.
+      this.stealing = true;
+      const done = () => {
+        this.stealing = false;
+        // A takeover that failed (or lost the lock at once): the waiting calls may try again.
+        if (this.role === "follower") for (const waiting of this.pending.values()) this.arm(waiting);
+      };
+      this.request({ steal: true }).then(done, done);
     }, this.writerTimeoutMs);
   }
 
@@ -193,6 +221,9 @@ export class Tabs {
         return;
       case "release":
         if (this.role === "writer") this.shared.local?.release(data.snapshot);
+        return;
+      case "forget":
+        if (this.role === "writer") this.shared.local?.forget(data.handle);
         return;
       case "reply": {
         if (data.to !== this.me) return;
@@ -250,5 +281,7 @@ export class Tabs {
     this.closed = true;
     this.channel.close();
     this.release?.();
+    // A request still queued would hold this context in memory, and be granted to no one.
+    this.leaving.abort();
   }
 }

@@ -13,8 +13,9 @@ export const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 
-export function launch() {
-  return chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
+/** A browser; `extraArgs` go after CHROMIUM_ARGS (e.g. `--js-flags=--expose-gc` for `window.gc()`). */
+export function launch(extraArgs = []) {
+  return chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: [...CHROMIUM_ARGS, ...extraArgs] });
 }
 
 /** A browser with a profile on disk (`dir`), which survives the browser being killed. */

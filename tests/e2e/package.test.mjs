@@ -309,6 +309,23 @@ test("the writer tab closes while the other keeps writing: the role passes on, n
   await context.close();
 });
 
+test("a tab that opens and closes the database while another writes leaves no request queued for the role", async () => {
+  const { context, pages } = await tabs(2, "queue");
+  const [a, b] = pages;
+  await a.evaluate(() => window.ttlkvChecks.openShared("queue"));
+  const queued = await b.evaluate(async () => {
+    for (let i = 0; i < 5; i++) {
+      await window.ttlkvChecks.openShared("queue");
+      await window.shared.put(`k${i}`, i);
+      await window.shared.close();
+    }
+    const { pending } = await navigator.locks.query();
+    return pending.filter((r) => r.name === "ttlkv:queue").length;
+  });
+  assert.equal(queued, 0, "no closed follower waits in the lock's queue");
+  await context.close();
+});
+
 test("expire events reach every tab", async () => {
   const { context, pages } = await tabs(2, "events");
   const [a, b] = pages;
@@ -324,6 +341,81 @@ test("expire events reach every tab", async () => {
   assert.deepEqual((await a.evaluate(() => window.events)).sort(), ["session:1", "session:2"]);
   assert.deepEqual((await b.evaluate(() => window.events)).sort(), ["session:1", "session:2"]);
   await context.close();
+});
+
+test("only a follower writes: the writer's automatic maintenance purges its TTL keys, and expire events reach both tabs", async () => {
+  const { context, pages } = await tabs(2, "follower-ttl");
+  const [a, b] = pages;
+  // a opens first and runs the engine; b forwards every call to it. No one calls purgeExpired.
+  for (const p of pages) await p.evaluate(() => window.ttlkvChecks.openShared("follower-ttl", { maintenance: "auto" }));
+  await b.evaluate(() => Promise.all(Array.from({ length: 20 }, (_, i) => window.shared.put(`ttl:${String(i).padStart(2, "0")}`, i, { ttlMs: 500 }))));
+  // The writer's clock is the one that counts: past every TTL. Its timer, armed by b's puts for
+  // 500 ms ahead, then finds them due.
+  await a.evaluate(() => {
+    window.fakeNow += 1_000;
+  });
+  const expected = Array.from({ length: 20 }, (_, i) => `ttl:${String(i).padStart(2, "0")}`);
+  for (const p of pages) await p.waitForFunction(() => window.events.length >= 20, null, { timeout: 5_000 }).catch(() => {});
+  assert.deepEqual((await a.evaluate(() => window.events)).sort(), expected, "the writer tab heard every expiry");
+  assert.deepEqual((await b.evaluate(() => window.events)).sort(), expected, "the follower tab heard every expiry");
+  assert.deepEqual(await b.evaluate(() => window.ttlkvChecks.allShared("ttl:")), []);
+  await context.close();
+});
+
+test("only a follower writes 6 MiB: the writer flushes its memtable at the 4 MiB limit", async () => {
+  const { context, pages } = await tabs(2, "follower-big");
+  const b = pages[1]; // pages[0] opens first and runs the engine
+  for (const p of pages) await p.evaluate(() => window.ttlkvChecks.openShared("follower-big", { maintenance: "auto" }));
+  // Everything from b, stats included (a call on the writer itself would schedule maintenance).
+  const memtable = await b.evaluate(async () => {
+    for (let i = 0; i < 6; i++) await window.shared.put(`big:${i}`, new Uint8Array(1024 * 1024).fill(i));
+    let bytes;
+    for (let waited = 0; waited < 5_000; waited += 50) {
+      bytes = (await window.shared.stats()).memtableBytes;
+      if (bytes <= 4 * 1024 * 1024) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return bytes;
+  });
+  assert.ok(memtable <= 4 * 1024 * 1024, `the memtable holds ${memtable} bytes`);
+  await context.close();
+});
+
+test("a follower's dropped namespace handles and abandoned scans free what the writer holds for them", async () => {
+  // A browser of its own, whose pages can collect garbage on demand (window.gc).
+  const gcBrowser = await launch(["--js-flags=--expose-gc"]);
+  try {
+    const context = await gcBrowser.newContext();
+    const [a, b] = [await context.newPage(), await context.newPage()];
+    for (const p of [a, b]) {
+      await p.goto(`${server.origin}/app/`);
+      await p.waitForFunction(() => window.ttlkvChecks);
+    }
+    await a.evaluate(() => window.ttlkvChecks.remove("follower-handles"));
+    // a runs the engine; b makes 2,000 namespace handles and leaves a scan after its first entry.
+    for (const p of [a, b]) await p.evaluate(() => window.ttlkvChecks.openShared("follower-handles"));
+    await b.evaluate(async () => {
+      for (let i = 0; i < 2_000; i++) await window.shared.namespace("hot").put("k", i);
+      await window.shared.batch(Array.from({ length: 600 }, (_, i) => ({ type: "put", key: `k${String(i).padStart(3, "0")}`, value: i })));
+      const entries = window.shared.scan()[Symbol.asyncIterator]();
+      await entries.next();
+    });
+    const writerHolds = () => a.evaluate(() => window.shared.stats().then((s) => ({ handles: s.namespaceHandles, snapshots: s.snapshots })));
+    assert.equal((await writerHolds()).snapshots, 1, "the writer holds the abandoned scan's snapshot");
+    let holds;
+    for (let round = 0; round < 50; round++) {
+      holds = await writerHolds();
+      if (holds.handles === 0 && holds.snapshots === 0) break;
+      await b.evaluate(() => {
+        window.gc();
+        return new Promise((resolve) => setTimeout(resolve, 20));
+      });
+    }
+    assert.deepEqual(holds, { handles: 0, snapshots: 0 }, "nothing is held for b's dropped objects");
+    assert.deepEqual(await call(b, "get", "k599"), { value: 599 });
+  } finally {
+    await gcBrowser.close();
+  }
 });
 
 test("a stalled writer loses its role to a tab that gets no answers; woken, its commit is FENCED and nothing of it lands", async () => {
@@ -352,6 +444,113 @@ test("a stalled writer loses its role to a tab that gets no answers; woken, its 
   await context.close();
 });
 
+/**
+ * A page (with a module worker, `tabWorker`) whose connections to the engine's IndexedDB database
+ * `ttlkv:<name>` are counted (one per engine opened: `engineOpens`, `engineCloses`); the next
+ * `failEngineOpens` opens are refused, as IndexedDB refuses one that cannot proceed, and each open
+ * takes `slowEngineOpenMs` of this thread's time.
+ */
+async function countingEngineOpens(name) {
+  const context = await browser.newContext();
+  await context.addInitScript((dbName) => {
+    window.engineOpens = 0;
+    window.engineCloses = 0;
+    window.failEngineOpens = 0;
+    window.slowEngineOpenMs = 0;
+    const open = IDBFactory.prototype.open;
+    IDBFactory.prototype.open = function (name, ...rest) {
+      if (name !== dbName) return open.call(this, name, ...rest);
+      window.engineOpens++;
+      // A slow open (a large recovery): this thread is busy while the callers' timers expire.
+      const end = performance.now() + window.slowEngineOpenMs;
+      while (performance.now() < end);
+      if (window.failEngineOpens > 0) {
+        window.failEngineOpens--;
+        throw new DOMException("refused by the test", "UnknownError");
+      }
+      const request = open.call(this, name, ...rest);
+      request.addEventListener("success", () => {
+        const connection = request.result;
+        const close = connection.close;
+        let closed = false;
+        connection.close = function () {
+          if (!closed) window.engineCloses++;
+          closed = true;
+          return close.call(this);
+        };
+      });
+      return request;
+    };
+  }, `ttlkv:${name}`);
+  const b = await context.newPage();
+  await b.goto(`${server.origin}/app/`);
+  await b.waitForFunction(() => window.ttlkvChecks);
+  await b.evaluate((n) => window.ttlkvChecks.remove(n), name);
+  return { context, b };
+}
+
+test("many calls to a stalled writer: one takeover, one engine opened, none left open", async () => {
+  const { context, b } = await countingEngineOpens("storm");
+  // The writer is a worker of the page (its own thread, which the test stalls); b is a follower.
+  assert.deepEqual(await b.evaluate(() => window.tabWorker.send({ cmd: "open", name: "storm", writerTimeoutMs: 500 })), { id: 0, value: true });
+  await b.evaluate(() => window.ttlkvChecks.openShared("storm", { writerTimeoutMs: 300 }));
+  const stalled = b.evaluate(() => window.tabWorker.send({ cmd: "hang-then-put", ms: 3_000, key: "from-stalled", value: 9 }));
+  await new Promise((r) => setTimeout(r, 100));
+  // 50 calls at once: each has its own timeout, and all of them expire while the takeover opens
+  // the engine.
+  const results = await b.evaluate(() => Promise.all(Array.from({ length: 50 }, (_, i) => window.ttlkvChecks.onShared("put", `k${i}`, i))));
+  await stalled;
+  const counts = await b.evaluate(() => ({ opens: window.engineOpens, closes: window.engineCloses }));
+  const failed = results.filter((r) => r.value !== true).map((r) => r.code);
+  console.log(`stalled writer, 50 calls: ${counts.opens} engine(s) opened, ${counts.closes} closed; calls failed: ${failed.join(" ") || "none"}`);
+  assert.deepEqual(failed, [], "every call was answered by the new writer");
+  assert.deepEqual(counts, { opens: 1, closes: 0 }, "one takeover: one engine opened, and it is the one in use");
+  assert.deepEqual(await call(b, "get", "k49"), { value: 49 });
+  await call(b, "close");
+  assert.equal(await b.evaluate(() => window.engineCloses), 1, "close() closed it");
+  await context.close();
+});
+
+test("a takeover whose engine fails to open is tried again by the calls still waiting", async () => {
+  const { context, b } = await countingEngineOpens("storm-retry");
+  assert.deepEqual(await b.evaluate(() => window.tabWorker.send({ cmd: "open", name: "storm-retry", writerTimeoutMs: 500 })), { id: 0, value: true });
+  await b.evaluate(() => window.ttlkvChecks.openShared("storm-retry", { writerTimeoutMs: 300 }));
+  const stalled = b.evaluate(() => window.tabWorker.send({ cmd: "hang-then-put", ms: 4_000, key: "from-stalled", value: 9 }));
+  await new Promise((r) => setTimeout(r, 100));
+  const out = await b.evaluate(async () => {
+    // b's takeover fails to open the engine, and so does its request queued for the role, which
+    // the failed takeover let have the lock: then only the waiting calls can try again.
+    window.failEngineOpens = 2;
+    const started = performance.now();
+    const results = await Promise.all(Array.from({ length: 5 }, (_, i) => window.ttlkvChecks.onShared("put", `k${i}`, i)));
+    return { results, ms: Math.round(performance.now() - started), opens: window.engineOpens };
+  });
+  console.log(`failed takeover: answered after ${out.ms} ms, ${out.opens} engine opens`);
+  assert.deepEqual(out.results, Array.from({ length: 5 }, () => ({ value: true })));
+  assert.equal(out.opens, 3, "the third try opened the engine");
+  assert.ok(out.ms < 2_000, `answered by the next takeover, not when the stalled writer woke (${out.ms} ms)`);
+  await stalled;
+  await context.close();
+});
+
+test("calls that time out while a handover opens the engine here start no takeover of their own", async () => {
+  const { context, b } = await countingEngineOpens("slow-handover");
+  assert.deepEqual(await b.evaluate(() => window.tabWorker.send({ cmd: "open", name: "slow-handover", writerTimeoutMs: 500 })), { id: 0, value: true });
+  await b.evaluate(() => window.ttlkvChecks.openShared("slow-handover", { writerTimeoutMs: 300 }));
+  const out = await b.evaluate(async () => {
+    window.slowEngineOpenMs = 1_000;
+    // The writer stalls, then is killed with b's calls unanswered: the lock passes to b's queued
+    // request, and b's engine takes longer to open than the calls' timeout.
+    window.tabWorker.send({ cmd: "hang-then-put", ms: 200, key: "never", value: 0 });
+    const calls = Promise.all(Array.from({ length: 5 }, (_, i) => window.ttlkvChecks.onShared("put", `k${i}`, i)));
+    window.tabWorker.worker.terminate();
+    return { results: await calls, opens: window.engineOpens, closes: window.engineCloses };
+  });
+  assert.deepEqual(out.results, Array.from({ length: 5 }, () => ({ value: true })));
+  assert.deepEqual({ opens: out.opens, closes: out.closes }, { opens: 1, closes: 0 }, "one engine opened, the one in use");
+  await context.close();
+});
+
 test("without Web Locks one tab works as before and a second gets a clear error, until the first closes", async () => {
   const context = await browser.newContext();
   // A browser with no Web Locks (older Safari, some embedded webviews).
@@ -373,6 +572,101 @@ test("without Web Locks one tab works as before and a second gets a clear error,
   assert.deepEqual(await call(a, "close"), { value: undefined });
   await b.evaluate(() => window.ttlkvChecks.openShared("no-locks"));
   assert.deepEqual(await call(b, "get", "k2"), { value: "still a" });
+  await context.close();
+});
+
+test("without Web Locks a tab that wakes from a freeze leaves the lease to the tab that took it over", async () => {
+  const context = await browser.newContext();
+  await context.addInitScript(() => {
+    Object.defineProperty(Navigator.prototype, "locks", { get: () => undefined, configurable: true });
+    // A clock each page can move ahead (the lease's 3 s run on Date.now): no one waits them out.
+    const now = Date.now;
+    window.skewMs = 0;
+    Date.now = () => now() + window.skewMs;
+    // What this page does to the lease record: puts, and renewal transactions that completed.
+    window.leasePuts = 0;
+    window.leaseCommits = 0;
+    const put = IDBObjectStore.prototype.put;
+    IDBObjectStore.prototype.put = function (...args) {
+      if (this.name === "lease") window.leasePuts++;
+      return put.apply(this, args);
+    };
+    const transaction = IDBDatabase.prototype.transaction;
+    IDBDatabase.prototype.transaction = function (stores, ...rest) {
+      const tx = transaction.call(this, stores, ...rest);
+      if (stores === "lease") tx.addEventListener("complete", () => window.leaseCommits++);
+      return tx;
+    };
+  });
+  const [a, b, c] = [await context.newPage(), await context.newPage(), await context.newPage()];
+  for (const p of [a, b, c]) {
+    await p.goto(`${server.origin}/app/`);
+    await p.waitForFunction(() => window.ttlkvChecks);
+  }
+  await a.evaluate(() => window.ttlkvChecks.remove("frozen-lease"));
+  await a.evaluate(() => window.ttlkvChecks.openShared("frozen-lease"));
+  assert.deepEqual(await call(a, "put", "k", "from a"), { value: true });
+  // a's thread stalls, as a frozen tab's does: its lease goes unrenewed.
+  let awake = false;
+  const frozen = a.evaluate(() => {
+    const state = { puts: window.leasePuts, commits: window.leaseCommits };
+    const end = performance.now() + 2_000;
+    while (performance.now() < end);
+    return state;
+  });
+  frozen.then(() => {
+    awake = true;
+  });
+  await new Promise((r) => setTimeout(r, 100));
+  // For b, a's lease is past its 3 s: b takes it over and opens the database.
+  await b.evaluate(() => {
+    window.skewMs = 10_000;
+  });
+  await b.evaluate(() => window.ttlkvChecks.openShared("frozen-lease"));
+  assert.deepEqual(await call(b, "put", "k2", "from b"), { value: true });
+  assert.equal(awake, false, "b took over while a was frozen");
+  const atFreeze = await frozen;
+  // a wakes: its renewal timer fires at once. Wait for that renewal's transaction to finish.
+  await a.waitForFunction((n) => window.leaseCommits > n, atFreeze.commits, { timeout: 5_000 });
+  assert.equal(await a.evaluate(() => window.leasePuts), atFreeze.puts, "the woken tab wrote nothing over b's lease");
+  assert.equal((await call(a, "put", "k3", "from woken a")).code, "FENCED", "the woken tab's commits are fenced");
+  // Closing a fenced engine may itself report FENCED; the database is closed either way.
+  assert.ok([undefined, "FENCED"].includes((await call(a, "close")).code));
+  // b still holds the lease: a third tab is refused, and b's database keeps working.
+  await c.evaluate(() => {
+    window.skewMs = 10_000;
+  });
+  const refused = await c.evaluate(() => window.ttlkvChecks.openShared("frozen-lease").then(() => "opened", (e) => `${e.code}: ${e.message}`));
+  assert.match(refused, /^UNSUPPORTED: database "frozen-lease" is open in another tab or worker/);
+  assert.deepEqual(await call(b, "put", "k4", "b again"), { value: true });
+  assert.deepEqual(await call(b, "get", "k"), { value: "from a" });
+  await context.close();
+});
+
+test("without Web Locks a close() that fails still gives the lease up", async () => {
+  const context = await browser.newContext();
+  await context.addInitScript(() => {
+    Object.defineProperty(Navigator.prototype, "locks", { get: () => undefined, configurable: true });
+  });
+  const [a, b] = [await context.newPage(), await context.newPage()];
+  for (const p of [a, b]) {
+    await p.goto(`${server.origin}/app/`);
+    await p.waitForFunction(() => window.ttlkvChecks);
+  }
+  await a.evaluate(() => window.ttlkvChecks.remove("failed-close"));
+  await a.evaluate(() => window.ttlkvChecks.openShared("failed-close", { durability: "relaxed" }));
+  assert.deepEqual(await call(a, "put", "k", "v"), { value: true });
+  // The database is deleted from under a (as "clear site data" would): a's close cannot commit.
+  await a.evaluate(
+    () =>
+      new Promise((resolve) => {
+        indexedDB.deleteDatabase("ttlkv:failed-close").onsuccess = resolve;
+      }),
+  );
+  const closed = await call(a, "close");
+  console.log(`close() after the database was deleted: ${closed.code ?? "resolved"}`);
+  const opened = await b.evaluate(() => window.ttlkvChecks.openShared("failed-close").then(() => "opened", (e) => `${e.code}: ${e.message}`));
+  assert.equal(opened, "opened", "the lease was given up");
   await context.close();
 });
 
@@ -471,6 +765,67 @@ test("the browser killed (SIGKILL) during flushes and compactions: after a resta
       } finally {
         await context.close().catch(() => {});
       }
+    }
+  } finally {
+    rmSync(profile, { recursive: true, force: true });
+  }
+});
+
+test("only a follower writes, the writer with relaxed durability: every acknowledged write survives a SIGKILL of the browser", async () => {
+  const profile = mkdtempSync(path.join(tmpdir(), "ttlkv-profile-"));
+  const name = "relaxed-follower";
+  try {
+    let context = await launchPersistent(profile);
+    let acknowledged;
+    try {
+      // Completed readwrite transactions per page: the moment the writer's commit has landed.
+      await context.addInitScript(() => {
+        window.idbCommits = 0;
+        const transaction = IDBDatabase.prototype.transaction;
+        IDBDatabase.prototype.transaction = function (stores, mode, ...rest) {
+          const tx = transaction.call(this, stores, mode, ...rest);
+          if (mode === "readwrite") tx.addEventListener("complete", () => window.idbCommits++);
+          return tx;
+        };
+      });
+      const a = context.pages()[0] ?? (await context.newPage());
+      const b = await context.newPage();
+      for (const p of [a, b]) {
+        await p.goto(`${server.origin}/app/`);
+        await p.waitForFunction(() => window.ttlkvChecks);
+      }
+      await a.evaluate((n) => window.ttlkvChecks.remove(n), name);
+      // a runs the engine; relaxed writes resolve at once and are committed by its maintenance.
+      for (const p of [a, b]) await p.evaluate((n) => window.ttlkvChecks.openShared(n, { durability: "relaxed", maintenance: "auto" }), name);
+      const commitsBefore = await a.evaluate(() => window.idbCommits);
+      acknowledged = await b.evaluate(async () => {
+        let count = 0;
+        await Promise.all(Array.from({ length: 100 }, (_, i) => window.shared.put(`f:${String(i).padStart(3, "0")}`, i).then(() => count++)));
+        return count;
+      });
+      assert.equal(acknowledged, 100);
+      // Past the relaxed commit interval on the writer's clock; then wait for its commit to land
+      // (a bounded wait: with no maintenance scheduled by b's writes, none comes).
+      await a.evaluate(() => {
+        window.fakeNow += 1_000;
+      });
+      await a.waitForFunction((n) => window.idbCommits > n, commitsBefore, { timeout: 5_000 }).catch(() => {});
+      killEveryProcessMentioning(profile);
+    } finally {
+      await context.close().catch(() => {});
+    }
+    await untilBrowserGone(profile);
+    context = await launchPersistent(profile);
+    try {
+      const p = context.pages()[0] ?? (await context.newPage());
+      await p.goto(`${server.origin}/app/`);
+      await p.waitForFunction(() => window.ttlkvChecks);
+      await p.evaluate((n) => window.ttlkvChecks.openShared(n), name);
+      const keys = await p.evaluate(() => window.ttlkvChecks.allShared("f:"));
+      console.log(`relaxed follower writes: ${acknowledged} acknowledged, ${keys.length} present after the kill`);
+      assert.equal(keys.length, acknowledged, "every acknowledged follower write is there after the restart");
+    } finally {
+      await context.close().catch(() => {});
     }
   } finally {
     rmSync(profile, { recursive: true, force: true });

@@ -2,6 +2,9 @@
 // clock. Build first: `bash scripts/build-package.sh`.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -10,6 +13,18 @@ import { fsAdapter } from "../../bindings/web/tests/support/fs_adapter.mjs";
 // run them against the packed tarball); by default they test the working tree.
 import { fakeClock, mapAdapter, T0 } from "./helpers.mjs";
 const { open, destroy, TtlKvError } = await import(process.env.TTLKV_PACKAGE ?? "../../bindings/js/index.js");
+
+// Garbage collection on demand, for the tests of what is freed when the app drops an object.
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc");
+
+/** Collect garbage (and let finalizers run) until `done()` holds, or give up after 50 rounds. */
+async function collectUntil(done) {
+  for (let round = 0; round < 50 && !(await done()); round++) {
+    gc();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 
 let n = 0;
 const fresh = (opts = {}) => {
@@ -199,6 +214,40 @@ test("expire / expireAt with nx xx gt lt, persist, getEx", async () => {
   assert.equal(await db.getEx("missing", { ttlMs: 5 }), undefined);
 });
 
+// Needs the engine's `expire` to take ms <= 0 as "delete" (the Rust half of this change): until
+// the engine has it, this test is a TODO (today's engine refuses ms <= 0 with INVALID_ARGUMENT).
+test("expire with ms <= 0 deletes the key and tells whether it existed, as PEXPIRE does", { todo: "needs the engine's expire(ms <= 0)" }, async () => {
+  const { db } = await fresh();
+  await db.put("k", "v");
+  await db.put("t", "v", { ttlMs: 60_000 });
+  assert.equal(await db.expire("k", 0), true);
+  assert.equal(await db.expire("t", -1_000), true);
+  assert.deepEqual(await db.getMany(["k", "t"]), [undefined, undefined]);
+  assert.equal(await db.expire("k", 0), false, "absent: nothing to delete");
+  assert.equal(await db.expire("never", -5), false);
+});
+
+test("expire refuses a ttlMs that is not a finite integer", async () => {
+  const { db } = await fresh();
+  await db.put("k", "v");
+  for (const ms of [1.5, -0.5, NaN, Infinity, -Infinity, "10", 2 ** 60, undefined]) await rejects(db.expire("k", ms), "INVALID_ARGUMENT");
+  assert.equal(await db.get("k"), "v");
+  assert.equal(await db.ttl("k"), -1, "nothing changed");
+});
+
+test("getEx with no option is a plain get: the value, and the TTL left as it was", async () => {
+  const { db, clock } = await fresh();
+  await db.put("k", "v", { ttlMs: 1_000 });
+  clock.advance(400);
+  assert.equal(await db.getEx("k"), "v");
+  assert.equal(await db.getEx("k", {}), "v");
+  assert.equal(await db.getEx("k", { ttlMs: undefined }), "v");
+  assert.equal(await db.ttl("k"), 600, "the TTL is untouched");
+  assert.equal(await db.getEx("missing"), undefined);
+  await rejects(db.getEx("k", { ttlMs: 5, persist: true }), "INVALID_ARGUMENT");
+  await rejects(db.getEx("k", { persist: false }), "INVALID_ARGUMENT");
+});
+
 test("scan: prefix, start/end, reverse, limit, across pages", async () => {
   const { db } = await fresh();
   for (let i = 0; i < 600; i++) await db.put(`user:${String(i).padStart(4, "0")}`, i);
@@ -336,6 +385,62 @@ test("namespaces: separate keyspaces, default and max TTL, drop", async () => {
   assert.equal(await db.get("code"), "default ns");
 });
 
+test("namespace() handles made by the thousand do not pile up engine handles", async () => {
+  const { db } = await fresh();
+  for (let i = 0; i < 50_000; i++) await db.namespace("hot").put("k", i);
+  await collectUntil(async () => (await db.stats()).namespaceHandles < 100);
+  const { namespaceHandles } = await db.stats();
+  assert.ok(namespaceHandles < 100, `${namespaceHandles} engine handles for 50,000 dropped namespace handles`);
+  assert.equal(await db.namespace("hot").get("k"), 49_999);
+});
+
+test("a namespace handle made before dropNamespace stays closed; one made after opens the new keyspace", async () => {
+  const { db } = await fresh();
+  const before = db.namespace("otp", { defaultTtlMs: 1_000 });
+  await before.put("code", "1");
+  assert.equal(await db.dropNamespace("otp"), true);
+  const after = db.namespace("otp");
+  assert.equal(await after.get("code"), undefined, "the new keyspace is empty");
+  await after.put("code", "2");
+  await rejects(before.get("code"), "CLOSED");
+  await rejects(before.put("code", "3"), "CLOSED");
+  assert.equal(await db.namespace("otp").get("code"), "2");
+  assert.equal(await after.ttl("code"), -1, "the dropped namespace's TTL rules went with it");
+});
+
+test("a scan the app walks away from releases its snapshot once the iterator is garbage-collected", async () => {
+  const { db } = await fresh();
+  for (let i = 0; i < 600; i++) await db.put(`k${String(i).padStart(3, "0")}`, i);
+  // Read the first entry of a scan and drop it: no break, no return().
+  await (async () => {
+    const entries = db.scan()[Symbol.asyncIterator]();
+    assert.equal((await entries.next()).value.key, "k000");
+    assert.equal((await db.stats()).snapshots, 1, "the scan in progress holds a snapshot");
+  })();
+  await collectUntil(async () => (await db.stats()).snapshots === 0);
+  assert.equal((await db.stats()).snapshots, 0, "the abandoned scan's snapshot was released");
+  // Finished and broken-off scans release theirs at once, as before.
+  for await (const _ of db.scan({ prefix: "k1" })) void _;
+  for await (const _ of db.scan()) break;
+  assert.equal((await db.stats()).snapshots, 0);
+});
+
+test("a snapshot the app drops without release() is released once it is garbage-collected", async () => {
+  const { db } = await fresh();
+  await db.put("k", "v");
+  await (async () => {
+    const snap = await db.snapshot();
+    assert.equal(await snap.get("k"), "v");
+  })();
+  const kept = await db.snapshot();
+  assert.equal((await db.stats()).snapshots, 2);
+  await collectUntil(async () => (await db.stats()).snapshots === 1);
+  assert.equal((await db.stats()).snapshots, 1, "only the snapshot still referenced is open");
+  assert.equal(await kept.get("k"), "v");
+  kept.release();
+  assert.equal((await db.stats()).snapshots, 0);
+});
+
 test("purgeExpired fires one expire event per key; onExpire can rewrite a key", async () => {
   const events = [];
   const { db, clock } = await fresh({
@@ -350,6 +455,34 @@ test("purgeExpired fires one expire event per key; onExpire can rewrite a key", 
   assert.equal(await db.get("renew"), "renewed");
   assert.equal(await db.purgeExpired(), 0);
   assert.equal(events.length, 1, "exactly once");
+});
+
+test("a throwing expire listener or onExpire hook is reported and does not take the process down", () => {
+  // A child process: an error thrown where nothing can catch it ends a Node process.
+  const entry = process.env.TTLKV_PACKAGE ?? new URL("../../bindings/js/index.js", import.meta.url).href;
+  const script = `
+    const { open } = await import(${JSON.stringify(entry)});
+    let now = 1_767_225_600_000;
+    const onExpire = (e) => {
+      if (e.key === "b") throw new Error("hook bug");
+    };
+    const db = await open("throwing-listener", { storage: "memory", maintenance: "manual", clock: () => now, onExpire });
+    const heard = [];
+    db.on("expire", () => { throw new Error("listener bug"); });
+    db.on("expire", (e) => heard.push(e.key));
+    await db.put("a", 1, { ttlMs: 10 });
+    await db.put("b", 2, { ttlMs: 10 });
+    now += 10;
+    const removed = await db.purgeExpired();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    console.log(JSON.stringify({ removed, heard, after: await db.get("a") ?? null }));
+    await db.close();
+  `;
+  const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+  assert.equal(child.status, 0, `the process died: ${child.stderr}`);
+  assert.deepEqual(JSON.parse(child.stdout), { removed: 2, heard: ["a", "b"], after: null }, "the other listener heard every event");
+  assert.match(child.stderr, /expire listener threw for key a\b[\s\S]*listener bug/, "the error is reported with its key");
+  assert.match(child.stderr, /onExpire threw for key b\b[\s\S]*hook bug/, "so is an onExpire hook's, and its key expires");
 });
 
 test("automatic maintenance fires expire events with no call from the app", async () => {
@@ -566,7 +699,6 @@ test("bad input is a TtlKvError with the right code, never a crash", async () =>
   await rejects(db.put("k", "v", { ifAbsent: true, ifPresent: true }), "INVALID_ARGUMENT");
   await rejects(db.put("k", "v", { bogus: 1 }), "INVALID_ARGUMENT");
   await rejects(db.expire("k", 10, { nx: true, gt: true }), "INVALID_ARGUMENT");
-  await rejects(db.getEx("k", {}), "INVALID_ARGUMENT");
   await rejects(open("", {}), "INVALID_ARGUMENT");
   await rejects(open("x", { storage: "indexeddb" }), "UNSUPPORTED");
   await rejects(open("x", { maintenance: "sometimes" }), "INVALID_ARGUMENT");

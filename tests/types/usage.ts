@@ -135,9 +135,11 @@ async function main(): Promise<void> {
   const e4: boolean = await db.expireAt("k", Date.now() + 150);
   const p: boolean = await db.persist("k");
   const slid: Session | undefined = await db.getEx<Session>("session:alice", { ttlMs: 30 * 60_000 });
-  const getEx: GetExOptions[] = [{ ttlMs: 5 }, { expireAt: 0 }, { persist: true }];
+  const getEx: GetExOptions[] = [{ ttlMs: 5 }, { expireAt: 0 }, { persist: true }, {}];
   for (const o of getEx) await db.getEx("k", o);
-  void e1, e2, e3, e4, p, slid;
+  const plain: string | undefined = await db.getEx<string>("k"); // no option: a plain get
+  await db.getEx("k", {});
+  void e1, e2, e3, e4, p, slid, plain;
 
   // --- scan -----------------------------------------------------------------------------------
   const scan: ScanOptions = { prefix: "session:", start: "session:a", end: bytesKey, limit: 10, reverse: true };
@@ -267,8 +269,6 @@ async function main(): Promise<void> {
   await db.put("k", "v", { ttlMs: "10" });
   // @ts-expect-error unknown put option
   await db.put("k", "v", { bogus: 1 });
-  // @ts-expect-error getEx needs exactly one option
-  await db.getEx("k", {});
   // @ts-expect-error getEx takes only one of them
   await db.getEx("k", { ttlMs: 1, persist: true });
   // @ts-expect-error persist must be true

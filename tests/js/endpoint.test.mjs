@@ -1,0 +1,40 @@
+// The engine endpoint (bindings/js/engine.js) that the writer context runs calls on, for its own
+// calls and those other tabs forward to it. Unit tests on the working tree's sources.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { LocalEndpoint } from "../../bindings/js/engine.js";
+import { TtlKvError } from "../../bindings/js/errors.js";
+import { encodeKey, encodeValue } from "../../bindings/js/codec.js";
+
+const wasm = await import("../../bindings/js/pkg/ttlkv_web.js");
+await wasm.default({ module_or_path: readFileSync(new URL("../../bindings/js/pkg/ttlkv_web_bg.wasm", import.meta.url)) });
+
+let n = 0;
+async function endpoint() {
+  const raw = await wasm.openDb(`endpoint-${n++}`, "memory", { durability: "durable" });
+  return new LocalEndpoint(raw, () => {}, () => false, () => {});
+}
+
+const put = (e, key, value) => e.call(null, "put", [encodeKey(key), encodeValue(value, true), 0, 0, 0]);
+
+async function rejects(promise, code) {
+  await assert.rejects(promise, (e) => e instanceof TtlKvError && e.code === code);
+}
+
+test("a snapshot id from one writer is CLOSED on the next, and releasing it there frees nothing of its own", async () => {
+  // After a handover a follower still holds ids the old writer gave out; the new writer's own
+  // snapshots must not answer to them.
+  const [old, next] = [await endpoint(), await endpoint()];
+  await put(old, "k", "old writer");
+  await put(next, "k", "new writer");
+  const stale = await old.call(null, "snapshot", []);
+  const own = await next.call(null, "snapshot", []);
+  assert.notEqual(stale, own);
+  await rejects(next.callSnapshot(stale, "get", [encodeKey("k")]), "CLOSED");
+  next.release(stale);
+  assert.equal(await next.callSnapshot(own, "get", [encodeKey("k")]), "new writer", "the new writer's snapshot is still there");
+  assert.equal(await old.callSnapshot(stale, "get", [encodeKey("k")]), "old writer");
+  await old.close();
+  await next.close();
+});
