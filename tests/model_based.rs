@@ -15,14 +15,15 @@
 mod common;
 use common::*;
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use proptest::prelude::*;
 use ttlkv::store::MemoryStore;
 use ttlkv::{
-    Db, DbOptions, Durability, ErrorKind, ExpireCondition, ExpireHook, ExpiredEntry, FakeClock,
-    GetExOptions, NamespaceOptions, PurgeReport, PutCondition, PutOptions, Replacement,
+    Clock, Db, DbOptions, Durability, ErrorKind, ExpireCondition, ExpireHook, ExpiredEntry,
+    FakeClock, GetExOptions, NamespaceOptions, PurgeReport, PutCondition, PutOptions, Replacement,
     ScanOptions, Snapshot, Ttl, WriteBatch,
 };
 
@@ -67,6 +68,8 @@ enum Op {
     Batch(Ns, Vec<(bool, u8, u8, TtlChoice, u8)>),
     Advance(i64),
     ClockBack(i64),
+    /// The clock misreads once: a century ahead (`false`), or no plausible time at all (`true`).
+    ClockGlitch(bool),
     Get(Ns, u8),
     Scan(Ns, Option<u8>, Option<u8>, Option<u8>, bool, Option<usize>),
     Snapshot(Ns),
@@ -114,7 +117,7 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         10 => (ns(), k.clone(), any::<u8>(), ttl_choice(), 0u8..6).prop_map(|(n, k, v, t, c)| Op::Put(n, k, v, t, c)),
         3 => (ns(), k.clone()).prop_map(|(n, k)| Op::Delete(n, k)),
-        2 => (ns(), k.clone(), 1u64..3_000, 0u8..12).prop_map(|(n, k, ms, c)| Op::Expire(n, k, ms, c)),
+        2 => (ns(), k.clone(), prop_oneof![1 => Just(0u64), 5 => 1u64..3_000], 0u8..12).prop_map(|(n, k, ms, c)| Op::Expire(n, k, ms, c)),
         1 => (ns(), k.clone(), -500i64..3_000, 0u8..12).prop_map(|(n, k, at, c)| Op::ExpireAt(n, k, at, c)),
         1 => (ns(), k.clone()).prop_map(|(n, k)| Op::Persist(n, k)),
         2 => (ns(), k.clone(), get_ex_choice()).prop_map(|(n, k, g)| Op::GetEx(n, k, g)),
@@ -122,6 +125,7 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(n, ops)| Op::Batch(n, ops)),
         4 => prop_oneof![0i64..200, 0i64..3_000, Just(100_000)].prop_map(Op::Advance),
         1 => (1i64..2_000).prop_map(Op::ClockBack),
+        1 => any::<bool>().prop_map(Op::ClockGlitch),
         6 => (ns(), k.clone()).prop_map(|(n, k)| Op::Get(n, k)),
         2 => (ns(), prop::option::of(0u8..3), prop::option::of(0u8..24), prop::option::of(0u8..24), any::<bool>(), prop::option::of(1usize..6))
             .prop_map(|(n, p, s, e, r, l)| Op::Scan(n, p, s, e, r, l)),
@@ -412,11 +416,26 @@ struct Tally {
     snapshot_reads: usize,
 }
 
+/// The harness's clock: a fake clock, except for a one-off misreading queued in `glitch`.
+#[derive(Clone)]
+struct GlitchClock {
+    base: FakeClock,
+    glitch: Rc<Cell<Option<i64>>>,
+}
+
+impl Clock for GlitchClock {
+    fn now_ms(&self) -> i64 {
+        self.glitch.take().unwrap_or_else(|| self.base.now_ms())
+    }
+}
+
 struct Harness {
     db: Db,
     ns1: Db,
     store: MemoryStore,
     clock: FakeClock,
+    /// What the database reads: `clock`, with the glitches `Op::ClockGlitch` queues.
+    engine_clock: GlitchClock,
     options: DbOptions,
     setup: Setup,
     spaces: [Space; 2],
@@ -442,7 +461,11 @@ impl Harness {
         };
         let store = MemoryStore::new();
         let clock = FakeClock::new(T0);
-        let db = Db::open(store.clone(), clock.clone(), options.clone())
+        let engine_clock = GlitchClock {
+            base: clock.clone(),
+            glitch: Rc::default(),
+        };
+        let db = Db::open(store.clone(), engine_clock.clone(), options.clone())
             .await
             .unwrap();
         let ns1 = db.namespace(NS1, Some(setup.ns1)).await.unwrap();
@@ -455,6 +478,7 @@ impl Harness {
             ns1,
             store,
             clock,
+            engine_clock,
             options,
             setup,
             spaces: [
@@ -684,9 +708,13 @@ impl Harness {
         // Snapshots do not survive a reopen.
         self.snapshots.clear();
         self.db.close().await.unwrap();
-        self.db = Db::open(self.store.clone(), self.clock.clone(), self.options.clone())
-            .await
-            .unwrap();
+        self.db = Db::open(
+            self.store.clone(),
+            self.engine_clock.clone(),
+            self.options.clone(),
+        )
+        .await
+        .unwrap();
         self.ns1 = self.db.namespace(NS1, None).await.unwrap();
         assert_eq!(
             self.db.namespaces(),
@@ -786,6 +814,20 @@ impl Harness {
             }
             Op::Advance(ms) => self.clock.advance(*ms),
             Op::ClockBack(ms) => self.clock.advance(-ms),
+            Op::ClockGlitch(implausible) => {
+                if *implausible {
+                    // A JS clock of 1e300 converts to i64::MAX: an error, and nothing changes.
+                    self.engine_clock.glitch.set(Some(i64::MAX));
+                    let e = self.db.now().unwrap_err();
+                    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+                } else {
+                    // A century ahead, once: whichever call reads it next, no one sees it.
+                    let century = 100 * 365 * 86_400_000;
+                    self.engine_clock
+                        .glitch
+                        .set(Some(self.clock.now_ms() + century));
+                }
+            }
             Op::Get(ns, k) => {
                 self.tick();
                 self.check_key(*ns, &key(*k)).await;
@@ -945,7 +987,7 @@ const REGRESSIONS: &str = "tests/model_based.proptest-regressions";
 #[test]
 fn engine_agrees_with_the_model() {
     use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
-    use std::cell::Cell;
+
     let cases = std::env::var("TTLKV_MODEL_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
