@@ -299,7 +299,7 @@ impl Inner {
                 .install_compaction(&plan, Vec::new(), next_id, &[])
                 .await;
         }
-        let (snapshots, cutoff, mut dropped, mut next_id, with_expiry) = {
+        let (snapshots, cutoff, dropped, mut next_id, with_expiry) = {
             let st = self.state.borrow();
             let with_expiry = plan
                 .inputs
@@ -319,8 +319,7 @@ impl Inner {
             )
         };
         let now = cutoff.now;
-        // Looked up once per key: sorted, however many namespaces were ever dropped.
-        dropped.sort_unstable();
+        // Looked up once per key, by binary search: the list is kept in id order (`namespace`).
         // Dropped namespaces that rows written out still belong to (kept for a snapshot).
         let mut still_dropped: Vec<u32> = Vec::new();
         let mut runs = Vec::new();

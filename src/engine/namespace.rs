@@ -153,7 +153,10 @@ impl Inner {
                         return Ok(None);
                     };
                     let entry = manifest.namespaces.remove(pos);
-                    manifest.dropped_namespaces.push(entry.id);
+                    // In id order: compaction looks ids up by binary search.
+                    let dropped = &mut manifest.dropped_namespaces;
+                    let at = dropped.binary_search(&entry.id).unwrap_or_else(|i| i);
+                    dropped.insert(at, entry.id);
                     let commit = manifest_commit(st, &manifest, Vec::new(), Vec::new());
                     Ok(Some((commit, manifest)))
                 },

@@ -22,6 +22,7 @@ use crate::clock::{Clock, MonotonicClock};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::{decode_wal_page, Manifest, SstMeta};
 use crate::join::join;
+use crate::small_sort::insertion_sort_by;
 use crate::store::{Commit, ManifestRecord, PageId, PageKind, PageStore};
 
 /// How often an open reads the manifest again after another writer's commit beat its own.
@@ -116,8 +117,11 @@ impl Inner {
             mut manifest,
             version,
         } = take_writer_role(&*store, &clock, options.reset_clock).await?;
-        // Namespaces are looked up by id with a binary search (see `State::policy_of`).
-        manifest.namespaces.sort_unstable_by_key(|n| n.id);
+        // Namespaces are looked up by id with a binary search (see `State::policy_of`), and so are
+        // dropped ones (compaction). Both lists are kept in id order; a manifest written before
+        // that was so for the first (ids are handed out in order) and nearly so for the second.
+        insertion_sort_by(&mut manifest.namespaces, |a, b| a.id < b.id);
+        insertion_sort_by(&mut manifest.dropped_namespaces, |a, b| a < b);
 
         // Everything else is read at once: every SST's metadata page (one round trip), and the
         // listings of WAL pages and of SST metadata pages.
