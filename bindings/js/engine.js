@@ -29,6 +29,12 @@ const DB_METHODS = new Set([
   "batch", "snapshot", "dropNamespace", "purgeExpired", "flush", "compact", "stats", "maintenance",
 ]);
 const SNAPSHOT_METHODS = new Set(["get", "getEntry", "has", "ttl", "scan"]);
+/**
+ * Writes that record their outcome under the call id another tab gives them (the engine writes
+ * the record in the same batch as the effect), so that a call resent after a handover is answered
+ * from its record instead of running twice.
+ */
+const RECORDED = new Set(["put", "delete", "expire", "expireAt", "persist", "getEx", "batch"]);
 /** Calls that change nothing the maintenance schedule depends on. */
 const READS = new Set(["get", "getEntry", "has", "ttl"]);
 
@@ -60,6 +66,8 @@ export class LocalEndpoint {
     this.snapshotPrefix = `${Math.random().toString(36).slice(2)}.`;
     this.nextSnapshot = 1;
     this.reclaiming = undefined;
+    // Forwarded writes still running here, by call id (a resend waits for the first run).
+    this.running = new Map();
   }
 
   /** The engine handle of namespace handle `ns` (opened by its first call), by its handle id. */
@@ -85,8 +93,9 @@ export class LocalEndpoint {
    * given as it is when the engine has it at once (memory storage, a cached page: no Promise,
    * no task queued), else as a Promise; a failure is thrown or rejected, as a TtlKvError.
    */
-  call(ns, method, args) {
+  call(ns, method, args, callId, again) {
     if (!DB_METHODS.has(method)) throw new TtlKvError("INVALID_ARGUMENT", `unknown method ${String(method)}`);
+    if (callId !== undefined && RECORDED.has(method)) return this.once(ns, method, args, callId, again);
     const result = ns === null && method !== "snapshot" ? this.run(this.root, method, args) : this.callIn(ns, method, args);
     // Here, where this context's calls and those other tabs forward meet: a write from any tab may
     // bring the next maintenance step (commit, flush, purge) forward.
@@ -94,6 +103,27 @@ export class LocalEndpoint {
     if (result instanceof Promise) return result.then((r) => (this.called(read), r));
     this.called(read);
     return result;
+  }
+
+  /**
+   * A write another tab forwarded under `id`: it runs once, whatever the number of times it is
+   * sent. The engine records its outcome under `id` in the same batch as its effect; a call sent
+   * `again` (after a handover: the writer that got it first may have applied it and gone away
+   * before answering) is answered from that record, or waits for the run still going here.
+   */
+  once(ns, method, args, id, again) {
+    let answer = this.running.get(id);
+    if (answer !== undefined) return answer;
+    const run = () => this.call(ns, method, [...args, id]);
+    answer = again
+      ? engine(() => this.root.recordedCall(id)).then((record) =>
+          record === undefined ? run() : method === "getEx" ? record[1] : method === "batch" || record[0],
+        )
+      : Promise.resolve().then(run);
+    this.running.set(id, answer);
+    const done = () => this.running.delete(id);
+    answer.then(done, done);
+    return answer;
   }
 
   async callIn(ns, method, args) {

@@ -265,8 +265,11 @@ export interface OpenOptions {
   defaultTtlMs?: number | null | undefined;
   /**
    * The clock, called with no arguments: ms since the Unix epoch. Default `Date.now`. ttlkv makes
-   * it monotonic: a clock that goes back, throws or returns a non-finite number reads as "no time
-   * passed".
+   * it monotonic: a clock that goes back reads as "no time passed". A reading that is no
+   * plausible time (it throws, is not a finite number, is negative or beyond the year 9999, e.g.
+   * nanoseconds by mistake) fails the call that read it with `INVALID_ARGUMENT` and is never used
+   * or stored. A single reading more than a minute ahead of the last is checked against a second
+   * one and the earlier is used, so one misreading never becomes the database's time.
    */
   clock?: (() => number) | undefined;
   /**
@@ -302,6 +305,15 @@ export interface OpenOptions {
    * long takes the role over from the silent writer, whose commits then fail with `FENCED`.
    */
   writerTimeoutMs?: number | undefined;
+  /**
+   * Trust the clock over the time the database last handed out (default `false`). An open
+   * rejects with `INVALID_ARGUMENT` when the database's stored time is more than a day ahead of
+   * the clock (a bad reading was stored by an older version, or the clock was set back): time
+   * would stand still there and no key would expire. Once the clock is known good, open with
+   * `resetClock: true` once: keys that expired only because of the bad time are live again
+   * until their own expiry, and keys written while it was in force keep the expiry it gave them.
+   */
+  resetClock?: boolean | undefined;
 }
 
 /**
@@ -726,7 +738,9 @@ export interface Db {
   stats(): Promise<Stats>;
   /**
    * Call `listener` once for each expired key of the database (any namespace) that a purge
-   * removes, manual or automatic. Adding the same function twice adds it once. An error the
+   * removes, manual or automatic, with the key's last value; also for a key that expired and was
+   * written again before a purge came (as Redis fires `expired` then too), once. Adding the same
+   * function twice adds it once. An error the
    * listener throws is reported with `console.error` (with the key) and stops nothing: the other
    * listeners still run, and the process or page carries on.
    *

@@ -224,6 +224,8 @@ function report(what, key, e) {
 
 /** How long past its time a maintenance timer may wait before its step starts without it. */
 const STARVED_MS = 50;
+/** How long a maintenance step waits after the one before failed (ms). */
+const FAILED_STEP_RETRY_MS = 1_000;
 /** Reads between two looks at a starved maintenance timer (see `Shared.schedule`). */
 const READS_PER_CHECK = 32;
 
@@ -245,6 +247,7 @@ class Shared {
     this.armedAt = undefined;
     this.running = false;
     this.reads = 0;
+    this.failed = false;
   }
 
   /** Run calls on this context's engine from now on (`local` is a LocalEndpoint). */
@@ -322,7 +325,9 @@ class Shared {
     if (this.timer !== undefined && this.armedFor !== undefined && this.armedFor <= next) return;
     if (this.timer !== undefined) clearTimeout(this.timer);
     const now = local.root.now();
-    const delay = Math.min(Math.max(0, next - now), 2_147_483_647);
+    // After a failed step (storage failing, a clock reading that is no plausible time) the next
+    // waits a while: its wake-up is due at once, and retrying at once would spin.
+    const delay = Math.min(Math.max(this.failed ? FAILED_STEP_RETRY_MS : 0, next - now), 2_147_483_647);
     this.armedFor = next;
     this.armedAt = now;
     this.timer = setTimeout(() => this.run(), delay);
@@ -340,8 +345,10 @@ class Shared {
     this.running = true;
     try {
       await local.call(null, "maintenance", []);
+      this.failed = false;
     } catch {
-      // A failed step is retried at the next wake-up; the error reaches callers of writes.
+      // A failed step is retried after a while; the error reaches callers of writes.
+      this.failed = true;
     } finally {
       this.running = false;
     }
@@ -555,7 +562,7 @@ class Db {
   }
 }
 
-const OPEN_OPTIONS = ["storage", "defaultTtlMs", "clock", "maintenance", "durability", "onExpire", "openTimeoutMs", "writerTimeoutMs"];
+const OPEN_OPTIONS = ["storage", "defaultTtlMs", "clock", "maintenance", "durability", "onExpire", "openTimeoutMs", "writerTimeoutMs", "resetClock"];
 
 /** How long a tab waits for the writer tab to answer before it takes the role over (ms). */
 const DEFAULT_WRITER_TIMEOUT_MS = 5_000;
@@ -606,6 +613,7 @@ async function openDb(name, options) {
   if (o.durability !== undefined && o.durability !== "durable" && o.durability !== "relaxed") {
     throw invalid('durability must be "durable" or "relaxed"');
   }
+  const resetClock = flag(o.resetClock, "resetClock");
   const storage = storageKind(o.storage);
   const openTimeoutMs = o.openTimeoutMs === undefined ? DEFAULT_OPEN_TIMEOUT_MS : positiveInt(o.openTimeoutMs, "openTimeoutMs");
   const writerTimeoutMs = o.writerTimeoutMs === undefined ? DEFAULT_WRITER_TIMEOUT_MS : positiveInt(o.writerTimeoutMs, "writerTimeoutMs");
@@ -619,6 +627,7 @@ async function openDb(name, options) {
         defaultTtlMs: o.defaultTtlMs ?? undefined,
         durability: o.durability ?? "durable",
         clock: o.clock,
+        resetClock,
       }),
     );
     const raw = await (storage === "indexeddb" ? withOpenTimeout(opening, openTimeoutMs) : opening);

@@ -11,9 +11,9 @@
 // when it closes. Expire events reach every tab.
 //
 // A call resent after a handover may already have run on the writer that went away (its answer
-// was lost with it): writes are then applied again, which is harmless for puts and deletes but
-// can make a conditional write report the second outcome. Snapshots live on the writer that made
-// them and end with it (CLOSED).
+// was lost with it). Each forwarded call carries an id, and a write records its outcome under it
+// in the same atomic batch as its effect: a resent call is answered from that record and runs
+// once (engine.js `once`). Snapshots live on the writer that made them and end with it (CLOSED).
 import { TtlKvError } from "./errors.js";
 
 /** Whether this context can coordinate with others (Web Locks and BroadcastChannel). */
@@ -135,11 +135,12 @@ export class Tabs {
     this.role = "writer";
     this.shared.useLocal(local);
     this.post({ t: "writer", from: this.me });
-    // Our own calls that were waiting for a writer run here now.
+    // Our own calls that were waiting for a writer run here now (the one before may have applied
+    // them, so they go as resent calls).
     for (const [id, call] of this.pending) {
       this.pending.delete(id);
       clearTimeout(call.timer);
-      this.run(call.message).then(call.resolve, call.reject);
+      this.run({ ...call.full, again: true }).then(call.resolve, call.reject);
     }
   }
 
@@ -171,7 +172,7 @@ export class Tabs {
     if (local === undefined) return Promise.reject(new TtlKvError("FENCED", "this tab is no longer the writer"));
     if (message.snapshot !== undefined) return local.callSnapshot(message.snapshot, message.method, message.args);
     try {
-      return Promise.resolve(local.call(message.ns, message.method, message.args));
+      return Promise.resolve(local.call(message.ns, message.method, message.args, message.id, message.again));
     } catch (e) {
       return Promise.reject(e);
     }
@@ -244,6 +245,7 @@ export class Tabs {
         }
         for (const call of this.pending.values()) {
           this.arm(call);
+          call.full.again = true;
           this.post(call.full);
         }
         return;

@@ -418,6 +418,35 @@ test("a follower's dropped namespace handles and abandoned scans free what the w
   }
 });
 
+test("conditional calls that the writer applied but never answered get their first outcome when resent after the handover", async () => {
+  const { context, pages } = await tabs(1, "resent");
+  const [b] = pages;
+  // The writer is a worker of the page; b is a follower that forwards to it.
+  assert.deepEqual(await b.evaluate(() => window.tabWorker.send({ cmd: "open", name: "resent", writerTimeoutMs: 60_000 })), { id: 0, value: true });
+  await b.evaluate(() => window.ttlkvChecks.openShared("resent", { writerTimeoutMs: 60_000 }));
+  assert.deepEqual(await call(b, "put", "counted", 1), { value: true });
+  await b.evaluate(() => window.tabWorker.send({ cmd: "answer-nothing" }));
+  // Each call takes effect on the writer, whose answer never leaves it.
+  const calls = b.evaluate(() =>
+    Promise.all([
+      window.shared.put("otp", "493817", { ifAbsent: true }),
+      window.shared.delete("counted"),
+      window.shared.expire("missing", 1_000),
+    ]),
+  );
+  // The writer applied them (it answers its own thread, not the channel).
+  const applied = async () => (await b.evaluate(() => window.tabWorker.send({ cmd: "get", args: ["otp"] }))).value;
+  for (let i = 0; i < 100 && (await applied()) !== "493817"; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(await applied(), "493817", "the writer applied the forwarded put");
+  assert.equal((await b.evaluate(() => window.tabWorker.send({ cmd: "get", args: ["counted"] }))).value, undefined);
+  // The writer goes away; the lock passes to b, which runs its calls again as resent calls.
+  await b.evaluate(() => window.tabWorker.kill());
+  assert.deepEqual(await calls, [true, true, false], "the outcomes of the runs that took effect (a run that wrote nothing runs again)");
+  assert.deepEqual(await call(b, "get", "otp"), { value: "493817" });
+  assert.deepEqual(await call(b, "get", "counted"), { value: undefined });
+  await context.close();
+});
+
 test("a stalled writer loses its role to a tab that gets no answers; woken, its commit is FENCED and nothing of it lands", async () => {
   const { context, pages } = await tabs(1, "stalled");
   const [b] = pages;

@@ -38,3 +38,32 @@ test("a snapshot id from one writer is CLOSED on the next, and releasing it ther
   await old.close();
   await next.close();
 });
+
+test("a conditional put resent to the next writer after the first applied it gets the first outcome, and runs once", async () => {
+  // The follower's put(k, v, { ifAbsent: true }) reached the old writer, which applied it and went
+  // away before answering; the follower sends it again to the next writer.
+  const name = `resent-${n++}`;
+  const open = async () => new LocalEndpoint(await wasm.openDb(name, "memory", { durability: "durable" }), () => {}, () => false, () => {});
+  const args = [encodeKey("otp"), encodeValue("493817", true), 0, 0, 1];
+  const old = await open();
+  assert.equal(await old.call(null, "put", args, "tab-b:7"), true);
+  await old.close();
+  const next = await open();
+  assert.equal(await next.call(null, "put", args, "tab-b:7", true), true, "the outcome the first run had");
+  assert.equal(await next.call(null, "put", args, "tab-b:8", true), false, "a call that never ran runs now");
+  // A getEx sent again answers with the value it read the first time.
+  await next.call(null, "put", [encodeKey("s"), encodeValue("data", true), 0, 0, 0]);
+  assert.equal(await next.call(null, "getEx", [encodeKey("s"), 0, 5_000], "tab-b:9"), "data");
+  await next.call(null, "delete", [encodeKey("s")]);
+  assert.equal(await next.call(null, "getEx", [encodeKey("s"), 0, 5_000], "tab-b:9", true), "data");
+  await next.close();
+});
+
+test("a call resent while its first run is still going here waits for that run instead of running twice", async () => {
+  const e = await endpoint();
+  const args = [encodeKey("k"), encodeValue("v", true), 0, 0, 1];
+  const first = e.call(null, "put", args, "tab-c:1");
+  const again = e.call(null, "put", args, "tab-c:1", true);
+  assert.deepEqual(await Promise.all([first, again]), [true, true]);
+  await e.close();
+});

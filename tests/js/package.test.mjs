@@ -216,7 +216,7 @@ test("expire / expireAt with nx xx gt lt, persist, getEx", async () => {
 
 // Needs the engine's `expire` to take ms <= 0 as "delete" (the Rust half of this change): until
 // the engine has it, this test is a TODO (today's engine refuses ms <= 0 with INVALID_ARGUMENT).
-test("expire with ms <= 0 deletes the key and tells whether it existed, as PEXPIRE does", { todo: "needs the engine's expire(ms <= 0)" }, async () => {
+test("expire with ms <= 0 deletes the key and tells whether it existed, as PEXPIRE does", async () => {
   const { db } = await fresh();
   await db.put("k", "v");
   await db.put("t", "v", { ttlMs: 60_000 });

@@ -34,5 +34,10 @@ window.tabWorker = {
       this.worker.postMessage({ id, ...message });
     });
   },
+  /** Kill the worker (its Web Lock is released, as when a tab is closed or crashes). */
+  kill() {
+    this.worker?.terminate();
+    this.worker = undefined;
+  },
 };
 document.getElementById("status").textContent = "ready";

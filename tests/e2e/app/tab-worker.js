@@ -7,7 +7,17 @@ self.onmessage = async ({ data }) => {
   const reply = (out) => self.postMessage({ id: data.id, ...out });
   try {
     if (data.cmd === "open") {
-      db = await open(data.name, { maintenance: "manual", writerTimeoutMs: data.writerTimeoutMs });
+      // The same fake time as the pages' (checks.js `openShared`): every context of an app reads
+      // one clock, and a database refuses a clock a day or more behind the time it handed out.
+      db = await open(data.name, { maintenance: "manual", writerTimeoutMs: data.writerTimeoutMs, clock: () => 1_767_225_600_000 });
+      reply({ value: true });
+    } else if (data.cmd === "answer-nothing") {
+      // From now on this writer applies the calls other tabs forward but its answers never leave
+      // (as if it were killed right after each commit): the test then terminates it.
+      const post = BroadcastChannel.prototype.postMessage;
+      BroadcastChannel.prototype.postMessage = function (message) {
+        if (message?.t !== "reply") post.call(this, message);
+      };
       reply({ value: true });
     } else if (data.cmd === "hang-then-put") {
       // Stall this thread (nothing of it runs, as in a frozen tab), then write at once on waking,
