@@ -114,12 +114,21 @@ export class LocalEndpoint {
   once(ns, method, args, id, again) {
     let answer = this.running.get(id);
     if (answer !== undefined) return answer;
-    const run = () => this.call(ns, method, [...args, id]);
+    const run = async () => {
+      const recording = (await this.handle(ns)).recording(id);
+      try {
+        const result = await this.run(recording, method, args);
+        this.called(false);
+        return result;
+      } finally {
+        recording.free();
+      }
+    };
     answer = again
       ? engine(() => this.root.recordedCall(id)).then((record) =>
           record === undefined ? run() : method === "getEx" ? record[1] : method === "batch" || record[0],
         )
-      : Promise.resolve().then(run);
+      : engine(run);
     this.running.set(id, answer);
     const done = () => this.running.delete(id);
     answer.then(done, done);

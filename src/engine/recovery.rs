@@ -76,9 +76,9 @@ async fn take_writer_role(
             manifest.purged_until = manifest.purged_until.min(reading.saturating_add(1));
         } else if used > reading.saturating_add(MAX_SEED_LEAD_MS) {
             return Err(Error::invalid(alloc::format!(
-                "the database last handed out time {used} ms, {} ms ahead of the clock ({reading} \
-                 ms): a bad clock reading was stored, or the clock was set back. If the clock is \
-                 right now, open once with the reset_clock option (resetClock in JavaScript)",
+                "the database's time is {} ms ahead of the clock (a bad reading was stored, or \
+                 the clock was set back); if the clock is right, open once with reset_clock \
+                 (resetClock in JavaScript)",
                 used - reading
             )));
         } else {

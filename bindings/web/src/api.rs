@@ -310,21 +310,9 @@ pub struct WasmDb {
     indexeddb: Option<Rc<IndexedDbStore>>,
 }
 
-impl WasmDb {
-    /// This handle, recording its writes' outcomes under `call` if there is one.
-    fn for_call(&self, call: Option<String>) -> JsResult<Db> {
-        match call {
-            Some(id) => self.db.recording_call(id.as_bytes()).map_err(fail),
-            None => Ok(self.db.clone()),
-        }
-    }
-}
-
 #[wasm_bindgen]
 impl WasmDb {
-    /// `put(key, value, ttlKind, ttlArg, condition, callId?)` → `boolean`. Every write method
-    /// takes an optional last `callId`: the write records its outcome under it (see
-    /// `recordedCall`).
+    /// `put(key, value, ttlKind, ttlArg, condition)` → `boolean`.
     pub fn put(
         &self,
         key: Vec<u8>,
@@ -332,11 +320,9 @@ impl WasmDb {
         ttl_kind: u8,
         ttl_arg: f64,
         condition: u8,
-        call: Option<String>,
     ) -> JsValue {
-        let db = self.for_call(call);
+        let db = self.db.clone();
         promise(async move {
-            let db = db?;
             let options = PutOptions {
                 ttl: ttl_of(ttl_kind, ttl_arg)?,
                 condition: condition_of(condition)?,
@@ -375,12 +361,9 @@ impl WasmDb {
     }
 
     /// `delete(key)` → `boolean`.
-    pub fn delete(&self, key: Vec<u8>, call: Option<String>) -> JsValue {
-        let db = self.for_call(call);
-        promise(async move {
-            let db = db?;
-            Ok(JsValue::from_bool(db.delete(&key).await.map_err(fail)?))
-        })
+    pub fn delete(&self, key: Vec<u8>) -> JsValue {
+        let db = self.db.clone();
+        promise(async move { Ok(JsValue::from_bool(db.delete(&key).await.map_err(fail)?)) })
     }
 
     /// `ttl(key)` → `number` (−1 no expiry, −2 absent).
@@ -391,16 +374,9 @@ impl WasmDb {
 
     /// `expire(key, ttlMs, conditionBits)` → `boolean` (bits: nx 1, xx 2, gt 4, lt 8). A
     /// `ttlMs` of 0 or less deletes the key, as Redis `PEXPIRE` does.
-    pub fn expire(
-        &self,
-        key: Vec<u8>,
-        ttl_ms: f64,
-        condition: u8,
-        call: Option<String>,
-    ) -> JsValue {
-        let db = self.for_call(call);
+    pub fn expire(&self, key: Vec<u8>, ttl_ms: f64, condition: u8) -> JsValue {
+        let db = self.db.clone();
         promise(async move {
-            let db = db?;
             let ms = int(ttl_ms, "ttlMs")?.max(0) as u64;
             let ok = db
                 .expire(&key, ms, expire_condition_of(condition))
@@ -412,16 +388,9 @@ impl WasmDb {
 
     /// `expireAt(key, atMs, conditionBits)` → `boolean`.
     #[wasm_bindgen(js_name = expireAt)]
-    pub fn expire_at(
-        &self,
-        key: Vec<u8>,
-        at_ms: f64,
-        condition: u8,
-        call: Option<String>,
-    ) -> JsValue {
-        let db = self.for_call(call);
+    pub fn expire_at(&self, key: Vec<u8>, at_ms: f64, condition: u8) -> JsValue {
+        let db = self.db.clone();
         promise(async move {
-            let db = db?;
             let at = int(at_ms, "atMs")?;
             let ok = db
                 .expire_at(&key, at, expire_condition_of(condition))
@@ -432,18 +401,17 @@ impl WasmDb {
     }
 
     /// `persist(key)` → `boolean`.
-    pub fn persist(&self, key: Vec<u8>, call: Option<String>) -> JsValue {
-        let db = self.for_call(call);
-        promise(async move { Ok(JsValue::from_bool(db?.persist(&key).await.map_err(fail)?)) })
+    pub fn persist(&self, key: Vec<u8>) -> JsValue {
+        let db = self.db.clone();
+        promise(async move { Ok(JsValue::from_bool(db.persist(&key).await.map_err(fail)?)) })
     }
 
     /// `getEx(key, kind, arg)` → the value as `value_js` gives it, or `undefined` (kind:
     /// 0 ttlMs, 1 expireAt, 2 persist).
     #[wasm_bindgen(js_name = getEx)]
-    pub fn get_ex(&self, key: Vec<u8>, kind: u8, arg: f64, call: Option<String>) -> JsValue {
-        let db = self.for_call(call);
+    pub fn get_ex(&self, key: Vec<u8>, kind: u8, arg: f64) -> JsValue {
+        let db = self.db.clone();
         promise(async move {
-            let db = db?;
             let options = match kind {
                 0 => GetExOptions::ExpireAfter(positive(arg, "ttlMs")?),
                 1 => GetExOptions::ExpireAt(int(arg, "expireAt")?),
@@ -458,13 +426,24 @@ impl WasmDb {
     /// `batch(bytes, ops)` → `boolean`: a batch in its packed form (one buffer of key
     /// and value bytes, six numbers per op: `api/packed_batch.rs`). `false`: a condition failed
     /// and nothing was written.
-    pub fn batch(&self, bytes: &[u8], ops: &[f64], call: Option<String>) -> JsValue {
-        let db = self.for_call(call);
+    pub fn batch(&self, bytes: &[u8], ops: &[f64]) -> JsValue {
+        let db = self.db.clone();
         let batch = packed_batch::unpack(bytes, ops);
-        promise(async move { Ok(JsValue::from_bool(db?.write(batch?).await.map_err(fail)?)) })
+        promise(async move { Ok(JsValue::from_bool(db.write(batch?).await.map_err(fail)?)) })
     }
 
-    /// `recordedCall(callId)` → `[applied, value]` if a write made with `callId` took effect
+    /// `recording(callId)` → a handle on the same keyspace whose writes record their outcome
+    /// under `callId`, in the same batch as their effect (see `recordedCall`); `free()` it after
+    /// the call.
+    pub fn recording(&self, call: String) -> Result<WasmDb, JsValue> {
+        let db = self.db.recording_call(call.as_bytes()).map_err(fail)?;
+        Ok(WasmDb {
+            db,
+            indexeddb: None,
+        })
+    }
+
+    /// `recordedCall(callId)` → `[applied, value]` if a write made through `recording(callId)` took effect
     /// (`value`: what `getEx` read, as `value_js` gives it, or `undefined`), else `undefined`.
     #[wasm_bindgen(js_name = recordedCall)]
     pub fn recorded_call(&self, call: String) -> JsValue {
