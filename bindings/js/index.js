@@ -149,7 +149,11 @@ const SCAN_PAGE = 256;
  * dropped Snapshot or of a scan the app stopped iterating without `break` or `return()` (which
  * would keep every row it can see from being compacted away until close()).
  */
-const reaper = new FinalizationRegistry((free) => free());
+const reaper =
+  typeof FinalizationRegistry === "function"
+    ? new FinalizationRegistry((free) => free())
+    : // A runtime without it (some embedders leave it out): then only release() and close() free.
+      { register() {}, unregister() {} };
 
 /**
  * Entries of a scan, fetched page by page from snapshot `held.id` of `held.endpoint`, released at
