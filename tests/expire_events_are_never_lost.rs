@@ -40,15 +40,21 @@ fn purge_all(db: &Db) -> Vec<Vec<u8>> {
     }
 }
 
-#[test]
-fn a_purge_beside_a_write_that_is_rolled_back_still_reports_the_key_once_it_expired() {
+/// Relaxed, on a fault-injecting store: key `k` with a 100 ms TTL, durable; 50 ms later its
+/// extension to 1 s, acknowledged but still in the WAL; then 100 ms more (past the first expiry).
+fn expired_unless_its_extension_lands() -> (Db, FaultyStore<MemoryStore>, FakeClock) {
     let (db, store, clock) = open_faulty(relaxed());
     run(db.put_with_options(b"k", b"v", PutOptions::expire_after(100))).unwrap();
     run(db.flush()).unwrap();
     clock.advance(50);
-    // Extends the key; relaxed, so it is acknowledged before its WAL commit.
     assert!(run(db.expire(b"k", 1_000, ExpireCondition::default())).unwrap());
     clock.advance(100);
+    (db, store, clock)
+}
+
+#[test]
+fn a_purge_beside_a_write_that_is_rolled_back_still_reports_the_key_once_it_expired() {
+    let (db, store, _clock) = expired_unless_its_extension_lands();
     // The next commit fails: whether it is the purge's own or a later one, the extension is
     // rolled back and the key is expired as of its first expiry.
     store.set_plan(FaultPlan {
@@ -78,12 +84,7 @@ fn a_purge_beside_a_write_that_is_rolled_back_still_reports_the_key_once_it_expi
 
 #[test]
 fn a_namespace_change_after_a_purge_never_makes_a_relaxed_crash_lose_an_expiry() {
-    let (db, store, clock) = open_faulty(relaxed());
-    run(db.put_with_options(b"k", b"v", PutOptions::expire_after(100))).unwrap();
-    run(db.flush()).unwrap();
-    clock.advance(50);
-    assert!(run(db.expire(b"k", 1_000, ExpireCondition::default())).unwrap());
-    clock.advance(100);
+    let (db, store, clock) = expired_unless_its_extension_lands();
     let report = run(db.purge_expired(100)).unwrap();
     assert!(report.expired.is_empty());
     run(db.namespace("sessions", None)).unwrap();

@@ -20,13 +20,18 @@ struct Measured {
     micros: u128,
 }
 
-async fn measure(total: u32) -> Measured {
-    let options = DbOptions {
+/// Options for loading many keys at once: relaxed, and a memtable that holds them all.
+fn bulk_load() -> DbOptions {
+    DbOptions {
         durability: Durability::Relaxed,
         memtable_flush_bytes: 32 << 20,
         memtable_stall_bytes: 64 << 20,
         ..DbOptions::default()
-    };
+    }
+}
+
+async fn measure(total: u32) -> Measured {
+    let options = bulk_load();
     let store = MemoryStore::new();
     let clock = FakeClock::new(T0);
     let db = Db::open(store.clone(), clock.clone(), options.clone())
@@ -114,15 +119,8 @@ fn purging_a_thousand_due_keys_touches_pages_independent_of_the_total() {
 /// millisecond, purged in slices of `slice` (each slice ends inside that millisecond, so it
 /// removes the entries it handled with tombstones).
 async fn slices_of_one_millisecond(total: u32, slice: usize) -> Vec<u64> {
-    let options = DbOptions {
-        durability: Durability::Relaxed,
-        memtable_flush_bytes: 32 << 20,
-        memtable_stall_bytes: 64 << 20,
-        ..DbOptions::default()
-    };
-    let store = MemoryStore::new();
     let clock = FakeClock::new(T0);
-    let db = Db::open(store.clone(), clock.clone(), options)
+    let db = Db::open(MemoryStore::new(), clock.clone(), bulk_load())
         .await
         .unwrap();
     let at = T0 + 1_000;

@@ -158,7 +158,7 @@ impl Inner {
         }
         let due_end = expiry_index_from(now.saturating_add(1));
         let (rows, walked) = self
-            .range_walked(&from, Some(&due_end), false, limit, read_seq, None)
+            .range(&from, Some(&due_end), false, limit, read_seq, None)
             .await?;
         self.state.borrow_mut().purge_rows_walked += walked;
         let mut report = PurgeReport {
@@ -295,7 +295,7 @@ impl Inner {
             return;
         }
         match self.range(from, None, false, 1, read_seq, None).await {
-            Ok(next) => {
+            Ok((next, _walked)) => {
                 let at = next
                     .first()
                     .and_then(|(k, _)| parse_expiry_index_key(k))

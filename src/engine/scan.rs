@@ -44,7 +44,7 @@ impl Inner {
         if limit == 0 || upper.as_ref().is_some_and(|u| *u <= lower) {
             return Ok(Vec::new());
         }
-        let rows = self
+        let (rows, _walked) = self
             .range(
                 &lower,
                 upper.as_deref(),
@@ -70,24 +70,9 @@ impl Inner {
     /// Up to `limit` keys in `[lower, upper)` whose newest version at `read_seq` is a value,
     /// with that version. With `live_at`, rows expired at that time are skipped; without, expiry
     /// is ignored (the purge reads expiry-index rows, which expire with their keys).
+    /// Also says how many keys it walked to find them (the ones returned, and the tombstones
+    /// and hidden rows it passed).
     pub(crate) async fn range(
-        &self,
-        lower: &[u8],
-        upper: Option<&[u8]>,
-        reverse: bool,
-        limit: usize,
-        read_seq: u64,
-        live_at: Option<i64>,
-    ) -> Result<Vec<(Vec<u8>, MemVersion)>> {
-        let (rows, _walked) = self
-            .range_walked(lower, upper, reverse, limit, read_seq, live_at)
-            .await?;
-        Ok(rows)
-    }
-
-    /// [`Inner::range`], and how many keys it walked to find them (the ones returned, and the
-    /// tombstones and hidden rows it passed).
-    pub(crate) async fn range_walked(
         &self,
         lower: &[u8],
         upper: Option<&[u8]>,

@@ -418,12 +418,26 @@ test("a follower's dropped namespace handles and abandoned scans free what the w
   }
 });
 
-test("conditional calls that the writer applied but never answered get their first outcome when resent after the handover", async () => {
-  const { context, pages } = await tabs(1, "resent");
+/**
+ * A page whose module worker (tab-worker.js) opened database `name` first and so is its writer;
+ * the page itself (`b`) then opened it as a follower that forwards its calls to the worker.
+ */
+async function followerOfAWorker(name, writerTimeoutMs) {
+  const { context, pages } = await tabs(1, name);
   const [b] = pages;
-  // The writer is a worker of the page; b is a follower that forwards to it.
-  assert.deepEqual(await b.evaluate(() => window.tabWorker.send({ cmd: "open", name: "resent", writerTimeoutMs: 60_000 })), { id: 0, value: true });
-  await b.evaluate(() => window.ttlkvChecks.openShared("resent", { writerTimeoutMs: 60_000 }));
+  await openWorkerThenPage(b, name, writerTimeoutMs, writerTimeoutMs);
+  return { context, b };
+}
+
+/** In page `b`: its module worker opens `name` (the writer), then the page (a follower). */
+async function openWorkerThenPage(b, name, workerTimeoutMs, pageTimeoutMs) {
+  const opened = await b.evaluate(([n, ms]) => window.tabWorker.send({ cmd: "open", name: n, writerTimeoutMs: ms }), [name, workerTimeoutMs]);
+  assert.deepEqual(opened, { id: 0, value: true });
+  await b.evaluate(([n, ms]) => window.ttlkvChecks.openShared(n, { writerTimeoutMs: ms }), [name, pageTimeoutMs]);
+}
+
+test("conditional calls that the writer applied but never answered get their first outcome when resent after the handover", async () => {
+  const { context, b } = await followerOfAWorker("resent", 60_000);
   assert.deepEqual(await call(b, "put", "counted", 1), { value: true });
   await b.evaluate(() => window.tabWorker.send({ cmd: "answer-nothing" }));
   // Each call takes effect on the writer, whose answer never leaves it.
@@ -448,11 +462,8 @@ test("conditional calls that the writer applied but never answered get their fir
 });
 
 test("a stalled writer loses its role to a tab that gets no answers; woken, its commit is FENCED and nothing of it lands", async () => {
-  const { context, pages } = await tabs(1, "stalled");
-  const [b] = pages;
-  // The writer is a worker of the page (its own thread, which the test stalls); b is a follower.
-  assert.deepEqual(await b.evaluate(() => window.tabWorker.send({ cmd: "open", name: "stalled", writerTimeoutMs: 500 })), { id: 0, value: true });
-  await b.evaluate(() => window.ttlkvChecks.openShared("stalled", { writerTimeoutMs: 500 }));
+  // The worker's thread is the one the test stalls.
+  const { context, b } = await followerOfAWorker("stalled", 500);
   assert.deepEqual(await call(b, "put", "before", 1), { value: true });
   const stalled = b.evaluate(() => window.tabWorker.send({ cmd: "hang-then-put", ms: 3_000, key: "from-stalled", value: 9 }));
   await new Promise((r) => setTimeout(r, 100));
@@ -521,8 +532,7 @@ async function countingEngineOpens(name) {
 test("many calls to a stalled writer: one takeover, one engine opened, none left open", async () => {
   const { context, b } = await countingEngineOpens("storm");
   // The writer is a worker of the page (its own thread, which the test stalls); b is a follower.
-  assert.deepEqual(await b.evaluate(() => window.tabWorker.send({ cmd: "open", name: "storm", writerTimeoutMs: 500 })), { id: 0, value: true });
-  await b.evaluate(() => window.ttlkvChecks.openShared("storm", { writerTimeoutMs: 300 }));
+  await openWorkerThenPage(b, "storm", 500, 300);
   const stalled = b.evaluate(() => window.tabWorker.send({ cmd: "hang-then-put", ms: 3_000, key: "from-stalled", value: 9 }));
   await new Promise((r) => setTimeout(r, 100));
   // 50 calls at once: each has its own timeout, and all of them expire while the takeover opens
@@ -542,8 +552,7 @@ test("many calls to a stalled writer: one takeover, one engine opened, none left
 
 test("a takeover whose engine fails to open is tried again by the calls still waiting", async () => {
   const { context, b } = await countingEngineOpens("storm-retry");
-  assert.deepEqual(await b.evaluate(() => window.tabWorker.send({ cmd: "open", name: "storm-retry", writerTimeoutMs: 500 })), { id: 0, value: true });
-  await b.evaluate(() => window.ttlkvChecks.openShared("storm-retry", { writerTimeoutMs: 300 }));
+  await openWorkerThenPage(b, "storm-retry", 500, 300);
   const stalled = b.evaluate(() => window.tabWorker.send({ cmd: "hang-then-put", ms: 4_000, key: "from-stalled", value: 9 }));
   await new Promise((r) => setTimeout(r, 100));
   const out = await b.evaluate(async () => {
@@ -564,8 +573,7 @@ test("a takeover whose engine fails to open is tried again by the calls still wa
 
 test("calls that time out while a handover opens the engine here start no takeover of their own", async () => {
   const { context, b } = await countingEngineOpens("slow-handover");
-  assert.deepEqual(await b.evaluate(() => window.tabWorker.send({ cmd: "open", name: "slow-handover", writerTimeoutMs: 500 })), { id: 0, value: true });
-  await b.evaluate(() => window.ttlkvChecks.openShared("slow-handover", { writerTimeoutMs: 300 }));
+  await openWorkerThenPage(b, "slow-handover", 500, 300);
   const out = await b.evaluate(async () => {
     window.slowEngineOpenMs = 1_000;
     // The writer stalls, then is killed with b's calls unanswered: the lock passes to b's queued
@@ -580,18 +588,30 @@ test("calls that time out while a handover opens the engine here start no takeov
   await context.close();
 });
 
-test("without Web Locks one tab works as before and a second gets a clear error, until the first closes", async () => {
+/**
+ * `count` pages of the app in a browser with no Web Locks (older Safari, some embedded webviews),
+ * database `name` removed; `init` runs in every page before the app.
+ */
+async function pagesWithoutLocks(count, name, init = () => {}) {
   const context = await browser.newContext();
-  // A browser with no Web Locks (older Safari, some embedded webviews).
   await context.addInitScript(() => {
     Object.defineProperty(Navigator.prototype, "locks", { get: () => undefined, configurable: true });
   });
-  const [a, b] = [await context.newPage(), await context.newPage()];
-  for (const p of [a, b]) {
+  await context.addInitScript(init);
+  const pages = [];
+  for (let i = 0; i < count; i++) {
+    const p = await context.newPage();
     await p.goto(`${server.origin}/app/`);
     await p.waitForFunction(() => window.ttlkvChecks);
+    pages.push(p);
   }
-  await a.evaluate(() => window.ttlkvChecks.remove("no-locks"));
+  await pages[0].evaluate((n) => window.ttlkvChecks.remove(n), name);
+  return { context, pages };
+}
+
+test("without Web Locks one tab works as before and a second gets a clear error, until the first closes", async () => {
+  const { context, pages } = await pagesWithoutLocks(2, "no-locks");
+  const [a, b] = pages;
   assert.equal(await a.evaluate(() => navigator.locks), undefined);
   await a.evaluate(() => window.ttlkvChecks.openShared("no-locks"));
   assert.deepEqual(await call(a, "put", "k", "from a"), { value: true });
@@ -605,9 +625,7 @@ test("without Web Locks one tab works as before and a second gets a clear error,
 });
 
 test("without Web Locks a tab that wakes from a freeze leaves the lease to the tab that took it over", async () => {
-  const context = await browser.newContext();
-  await context.addInitScript(() => {
-    Object.defineProperty(Navigator.prototype, "locks", { get: () => undefined, configurable: true });
+  const { context, pages } = await pagesWithoutLocks(3, "frozen-lease", () => {
     // A clock each page can move ahead (the lease's 3 s run on Date.now): no one waits them out.
     const now = Date.now;
     window.skewMs = 0;
@@ -627,12 +645,7 @@ test("without Web Locks a tab that wakes from a freeze leaves the lease to the t
       return tx;
     };
   });
-  const [a, b, c] = [await context.newPage(), await context.newPage(), await context.newPage()];
-  for (const p of [a, b, c]) {
-    await p.goto(`${server.origin}/app/`);
-    await p.waitForFunction(() => window.ttlkvChecks);
-  }
-  await a.evaluate(() => window.ttlkvChecks.remove("frozen-lease"));
+  const [a, b, c] = pages;
   await a.evaluate(() => window.ttlkvChecks.openShared("frozen-lease"));
   assert.deepEqual(await call(a, "put", "k", "from a"), { value: true });
   // a's thread stalls, as a frozen tab's does: its lease goes unrenewed.
@@ -673,16 +686,8 @@ test("without Web Locks a tab that wakes from a freeze leaves the lease to the t
 });
 
 test("without Web Locks a close() that fails still gives the lease up", async () => {
-  const context = await browser.newContext();
-  await context.addInitScript(() => {
-    Object.defineProperty(Navigator.prototype, "locks", { get: () => undefined, configurable: true });
-  });
-  const [a, b] = [await context.newPage(), await context.newPage()];
-  for (const p of [a, b]) {
-    await p.goto(`${server.origin}/app/`);
-    await p.waitForFunction(() => window.ttlkvChecks);
-  }
-  await a.evaluate(() => window.ttlkvChecks.remove("failed-close"));
+  const { context, pages } = await pagesWithoutLocks(2, "failed-close");
+  const [a, b] = pages;
   await a.evaluate(() => window.ttlkvChecks.openShared("failed-close", { durability: "relaxed" }));
   assert.deepEqual(await call(a, "put", "k", "v"), { value: true });
   // The database is deleted from under a (as "clear site data" would): a's close cannot commit.
@@ -739,6 +744,20 @@ async function untilBrowserGone(profile) {
   }
 }
 
+/** The browser of persistent profile `profile` launched again, once the killed one is gone. */
+async function restarted(profile) {
+  await untilBrowserGone(profile);
+  return launchPersistent(profile);
+}
+
+/** The app in the first page of `context` (a new one if it has none), ready. */
+async function appPage(context) {
+  const p = context.pages()[0] ?? (await context.newPage());
+  await p.goto(`${server.origin}/app/`);
+  await p.waitForFunction(() => window.ttlkvChecks);
+  return p;
+}
+
 test("the browser killed (SIGKILL) during flushes and compactions: after a restart every acknowledged write is there", async () => {
   const profile = mkdtempSync(path.join(tmpdir(), "ttlkv-profile-"));
   try {
@@ -778,12 +797,9 @@ test("the browser killed (SIGKILL) during flushes and compactions: after a resta
       }
       const acknowledgedNow = [...acknowledged];
 
-      await untilBrowserGone(profile);
-      context = await launchPersistent(profile);
+      context = await restarted(profile);
       try {
-        const p = context.pages()[0] ?? (await context.newPage());
-        await p.goto(`${server.origin}/app/`);
-        await p.waitForFunction(() => window.ttlkvChecks);
+        const p = await appPage(context);
         const rounds = new Map(await p.evaluate((n) => window.ttlkvChecks.roundsPresent(n), name));
         console.log(
           `killed (cycle ${cycle}): ${acknowledgedNow.length} batches of 200 acknowledged; after the restart ` +
@@ -843,12 +859,9 @@ test("only a follower writes, the writer with relaxed durability: every acknowle
     } finally {
       await context.close().catch(() => {});
     }
-    await untilBrowserGone(profile);
-    context = await launchPersistent(profile);
+    context = await restarted(profile);
     try {
-      const p = context.pages()[0] ?? (await context.newPage());
-      await p.goto(`${server.origin}/app/`);
-      await p.waitForFunction(() => window.ttlkvChecks);
+      const p = await appPage(context);
       await p.evaluate((n) => window.ttlkvChecks.openShared(n), name);
       const keys = await p.evaluate(() => window.ttlkvChecks.allShared("f:"));
       console.log(`relaxed follower writes: ${acknowledged} acknowledged, ${keys.length} present after the kill`);
