@@ -783,8 +783,11 @@ export type Namespace = Db;
  * @param options - see {@link OpenOptions}.
  * @returns the open {@link Db}.
  * @throws {@link TtlKvError} rejects with `INVALID_ARGUMENT` (empty name, unknown option, bad
- *   value, an adapter without the four functions), `UNSUPPORTED` (`storage: "indexeddb"` where
- *   there is no IndexedDB), `CORRUPTION`, `STORAGE`, `QUOTA_EXCEEDED`, `FENCED`.
+ *   value, an adapter without the four functions; a database whose stored time is more than a
+ *   day ahead of the clock, see {@link OpenOptions.resetClock}), `UNSUPPORTED` (`storage:
+ *   "indexeddb"` where there is no IndexedDB; the engine could not be loaded here, with the
+ *   reason as `cause`: the next `open()` tries again), `CORRUPTION`, `STORAGE`, `QUOTA_EXCEEDED`,
+ *   `FENCED`.
  */
 export declare function open(name: string, options?: OpenOptions): Promise<Db>;
 

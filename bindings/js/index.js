@@ -22,7 +22,11 @@ function isNode() {
   return typeof process !== "undefined" && process.versions != null && process.versions.node != null;
 }
 
-/** Load and instantiate the engine once. */
+/**
+ * Load and instantiate the engine once. A load that fails is an `UNSUPPORTED` error with its
+ * cause (the engine cannot run here, or its file could not be read), and is not kept: the next
+ * open() tries again.
+ */
 function load() {
   if (!loading) {
     loading = (async () => {
@@ -33,7 +37,10 @@ function load() {
       } else {
         await initWasm({ module_or_path: url });
       }
-    })();
+    })().catch((e) => {
+      loading = undefined;
+      throw new TtlKvError("UNSUPPORTED", `the ttlkv engine could not be loaded: ${describe(e)}`, { cause: e });
+    });
   }
   return loading;
 }

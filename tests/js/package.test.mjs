@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fsAdapter } from "../../bindings/web/tests/support/fs_adapter.mjs";
@@ -707,4 +707,32 @@ test("bad input is a TtlKvError with the right code, never a crash", async () =>
   assert.equal(await db.get("still"), "works");
   await db.close();
   await rejects(db.put("k", "v"), "CLOSED");
+});
+
+test("an engine that cannot be loaded is UNSUPPORTED with its cause, and the next open() loads it again", async () => {
+  // The package's one module, copied without the engine file beside it.
+  const dir = mkdtempSync(path.join(tmpdir(), "ttlkv-load-"));
+  try {
+    const bundle = new URL("../../bindings/js/ttlkv.min.js", import.meta.url);
+    writeFileSync(path.join(dir, "ttlkv.min.js"), readFileSync(bundle));
+    const pkg = await import(path.join(dir, "ttlkv.min.js"));
+    const failed = await pkg.open("load-retry", { storage: "memory" }).then(
+      () => undefined,
+      (e) => e,
+    );
+    assert.ok(failed instanceof pkg.TtlKvError, `not a TtlKvError: ${failed}`);
+    assert.equal(failed.code, "UNSUPPORTED", failed.message);
+    assert.equal(failed.cause?.code, "ENOENT", "the cause is kept");
+    // The engine file is there now: the failed load was not kept.
+    mkdirSync(path.join(dir, "pkg"));
+    for (const file of ["ttlkv_web_bg.wasm", "ttlkv_web.js"]) {
+      writeFileSync(path.join(dir, "pkg", file), readFileSync(new URL(`../../bindings/js/pkg/${file}`, import.meta.url)));
+    }
+    const db = await pkg.open("load-retry", { storage: "memory" });
+    await db.put("k", "v");
+    assert.equal(await db.get("k"), "v");
+    await db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
