@@ -139,3 +139,31 @@ fn a_database_whose_stored_time_is_far_ahead_refuses_to_open_until_reset_clock()
     // And the next plain open is fine.
     run(Db::open(store, clock, DbOptions::default())).unwrap();
 }
+
+#[test]
+fn times_left_only_in_the_wal_are_held_to_the_same_rule_as_the_stored_time() {
+    let store = MemoryStore::new();
+    let clock = FakeClock::new(T0);
+    let db = run(Db::open(store.clone(), clock.clone(), DbOptions::default())).unwrap();
+    // The clock leaps a year ahead (and stays: the second look confirms it); a durable put lands
+    // in the WAL with that time, and the context is killed before any manifest commit.
+    clock.advance(365 * 86_400_000);
+    run(db.put_with_options(b"k", b"v", PutOptions::expire_after(3_600_000))).unwrap();
+    drop(db);
+    clock.set(T0 + 1_000);
+    let e = run(Db::open(store.clone(), clock.clone(), DbOptions::default()))
+        .err()
+        .unwrap();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    let reset = DbOptions {
+        reset_clock: true,
+        ..DbOptions::default()
+    };
+    let db = run(Db::open(store, clock, reset)).unwrap();
+    assert!(db.now().unwrap() < T0 + 60_000, "time is the clock's again");
+    assert_eq!(
+        run(db.get(b"k")).unwrap().as_deref(),
+        Some(&b"v"[..]),
+        "nothing acknowledged is lost"
+    );
+}

@@ -216,3 +216,116 @@ fn a_hook_replacement_that_falls_due_before_it_is_written_is_reported_as_expired
     assert_eq!(report.expired.len(), 1);
     assert_eq!(report.hook_errors.len(), 1);
 }
+
+/// A future that lets other futures run `n` times (pending, waking itself) before it is ready.
+fn turns(n: u32) -> impl std::future::Future<Output = ()> {
+    let mut left = n;
+    std::future::poll_fn(move |cx| {
+        if left == 0 {
+            return std::task::Poll::Ready(());
+        }
+        left -= 1;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    })
+}
+
+/// Small pages and a cache of one page: a read of another page goes to the store (and so
+/// waits, on a store with latency).
+fn uncached() -> DbOptions {
+    DbOptions {
+        page_size: 128,
+        page_cache_bytes: 0,
+        ..DbOptions::default()
+    }
+}
+
+/// Keys reported by purging (after a long wait) until nothing more is due.
+fn reported_later(db: &Db, clock: &FakeClock) -> Vec<Vec<u8>> {
+    clock.advance(100_000);
+    purge_all(db)
+}
+
+#[test]
+fn a_key_that_expires_and_is_overwritten_while_a_purge_looks_up_the_next_expiry_fires_its_event() {
+    // The purge removes what is due, then looks up the next expiry in the store (a page it has
+    // not read: small pages, no cache to speak of); meanwhile the key expires and is written
+    // again. Tried at every moment of the purge.
+    let mut landed_in_the_lookup = false;
+    for delay in 0..40 {
+        let store = MemoryStore::new();
+        let clock = FakeClock::new(T0);
+        let db = run(Db::open(store.clone(), clock.clone(), uncached())).unwrap();
+        for i in 0..20 {
+            let filler = format!("f{i:02}");
+            run(db.put_with_options(filler.as_bytes(), b"x", PutOptions::expire_after(10)))
+                .unwrap();
+        }
+        run(db.put_with_options(b"k", b"first", PutOptions::expire_after(100))).unwrap();
+        run(db.flush()).unwrap();
+        clock.advance(50);
+        store.set_latency(2);
+        let (purge, put) = run(futures::future::join(db.purge_expired(100), async {
+            turns(delay).await;
+            clock.advance(100);
+            db.put(b"k", b"second").await
+        }));
+        let purge = purge.unwrap();
+        put.unwrap();
+        store.set_latency(0);
+        // The put came after the purge had read what was due, and before it was done.
+        landed_in_the_lookup |= purge.removed == 20 && purge.expired.iter().all(|e| e.key != b"k");
+        let mut reported: Vec<Vec<u8>> = purge.expired.into_iter().map(|e| e.key).collect();
+        reported.extend(reported_later(&db, &clock));
+        reported.retain(|k| k.as_slice() == b"k");
+        assert_eq!(
+            reported,
+            [b"k".to_vec()],
+            "delay {delay}: one event for the expired row"
+        );
+    }
+    assert!(
+        landed_in_the_lookup,
+        "some delay put the write inside the purge"
+    );
+}
+
+#[test]
+fn a_key_overwritten_while_the_purge_rewrites_it_for_the_hook_fires_its_event_or_is_rewritten() {
+    // The hook answers with a replacement; a put of the key lands before, during or after the
+    // purge's rewrite. Either the key was rewritten (and then overwritten: no event), or it
+    // expired and was overwritten (one event): never neither.
+    for delay in 0..80 {
+        let store = MemoryStore::new();
+        let clock = FakeClock::new(T0);
+        let db = run(Db::open(store.clone(), clock.clone(), uncached())).unwrap();
+        run(db.put_with_options(b"k", b"first", PutOptions::expire_after(100))).unwrap();
+        run(db.put_with_options(b"other", b"x", PutOptions::expire_after(100))).unwrap();
+        run(db.flush()).unwrap();
+        db.set_expire_hook(Some(hook_returning(Replacement {
+            value: b"again".to_vec(),
+            ttl: Ttl::ExpireAfter(1_000_000),
+        })));
+        clock.advance(200);
+        store.set_latency(2);
+        let (purge, put) = run(futures::future::join(db.purge_expired(100), async {
+            turns(delay).await;
+            db.put(b"k", b"second").await
+        }));
+        let purge = purge.unwrap();
+        put.unwrap();
+        store.set_latency(0);
+        db.set_expire_hook(None);
+        let k_events = |list: &[Vec<u8>]| list.iter().filter(|k| k.as_slice() == b"k").count();
+        let first: Vec<Vec<u8>> = purge.expired.into_iter().map(|e| e.key).collect();
+        let events = k_events(&first) + k_events(&reported_later(&db, &clock));
+        // "other" was rewritten by the hook in every case; "k" was rewritten or reported.
+        let k_rewritten = purge.rewritten - 1;
+        assert_eq!(
+            events + k_rewritten,
+            1,
+            "delay {delay}: events {events}, k rewritten {k_rewritten}"
+        );
+        assert_eq!(run(db.get(b"k")).unwrap().as_deref(), Some(&b"second"[..]));
+    }
+}

@@ -49,7 +49,13 @@ impl Db {
             validate_ttl(Ttl::ExpireAfter(ms))?;
         }
         validate_options(&options)?;
+        let reset_clock = options.reset_clock;
         let inner = Inner::open(Rc::new(store), Rc::new(clock), options).await?;
+        if reset_clock {
+            // The WAL may hold times of the bad clock: flushed, they are no longer replayed (and
+            // checked) by every later open.
+            inner.flush().await?;
+        }
         Ok(Db {
             inner: Rc::new(inner),
             ns: DEFAULT_NAMESPACE,

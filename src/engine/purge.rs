@@ -243,8 +243,11 @@ impl Inner {
                     report.removed += 1;
                     report.expired.push(event);
                 } else {
-                    // The key changed after the purge read it.
-                    report.stale += 1;
+                    // The key's row changed after the purge read it: a write replaced the expired
+                    // row (nothing else writes an expired key), so its event is owed, and fires
+                    // here (this slice moves past the entry that write recorded, or drops it).
+                    report.removed += 1;
+                    report.expired.push(event);
                 }
             }
         }
@@ -286,26 +289,30 @@ impl Inner {
     async fn find_next_expiry(&self, from: &[u8], due_now: Option<i64>) {
         let read_seq = {
             let mut st = self.state.borrow_mut();
-            // Expiries written from here on are collected while the index is looked at.
+            // Expiries written from here on are collected while the index is looked at; until
+            // the lookup answers, an entry may fall due unseen (writes must treat it so).
             st.next_expiry_known = true;
             st.next_expiry = due_now;
+            st.next_expiry_looked_up = due_now.is_none();
             st.last_seq
         };
         if due_now.is_some() {
             return;
         }
-        match self.range(from, None, false, 1, read_seq, None).await {
+        let found = self.range(from, None, false, 1, read_seq, None).await;
+        let mut st = self.state.borrow_mut();
+        st.next_expiry_looked_up = false;
+        match found {
             Ok((next, _walked)) => {
                 let at = next
                     .first()
                     .and_then(|(k, _)| parse_expiry_index_key(k))
                     .map(|(at, _)| at);
                 if let Some(at) = at {
-                    self.state.borrow_mut().note_expiry(at);
+                    st.note_expiry(at);
                 }
             }
             Err(_) => {
-                let mut st = self.state.borrow_mut();
                 st.next_expiry_known = false;
                 st.next_expiry = None;
             }

@@ -18,7 +18,7 @@ use super::page_cache::PageCache;
 use super::state::{Inner, State};
 use super::version::{sst_pages, SstHandle, Version};
 use super::wal::{WalSegments, WalState};
-use crate::clock::{Clock, MonotonicClock};
+use crate::clock::{plausible, Clock, MonotonicClock};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::{decode_wal_page, Manifest, SstMeta};
 use crate::join::join;
@@ -28,10 +28,25 @@ use crate::store::{Commit, ManifestRecord, PageId, PageKind, PageStore};
 /// How often an open reads the manifest again after another writer's commit beat its own.
 const ROLE_ATTEMPTS: u32 = 8;
 
-/// The manifest as committed by [`take_writer_role`], and its version.
+/// The manifest as committed by [`take_writer_role`], its version, and the clock reading the
+/// stored times were checked against.
 struct Role {
     manifest: Manifest,
     version: u64,
+    reading: i64,
+}
+
+/// The error of an open that finds a stored time (`stored`) more than [`MAX_SEED_LEAD_MS`]
+/// ahead of the clock's `reading`, or no plausible time at all: time would stand still there.
+fn time_ahead_of_clock(stored: i64, reading: i64) -> Option<Error> {
+    let ahead = plausible(stored).is_err() || stored > reading.saturating_add(MAX_SEED_LEAD_MS);
+    ahead.then(|| {
+        Error::invalid(alloc::format!(
+            "the database's time ({stored} ms) is ahead of the clock ({reading} ms) by more than \
+             a day (a bad reading was stored, or the clock was set back); if the clock is right, \
+             open once with reset_clock (resetClock in JavaScript)"
+        ))
+    })
 }
 
 /// Take the writer role: commit the manifest back with a higher `writer_epoch` and the clock
@@ -74,13 +89,8 @@ async fn take_writer_role(
         if reset_clock {
             // The clock is right and the stored time is not: start from the clock's time.
             manifest.purged_until = manifest.purged_until.min(reading.saturating_add(1));
-        } else if used > reading.saturating_add(MAX_SEED_LEAD_MS) {
-            return Err(Error::invalid(alloc::format!(
-                "the database's time is {} ms ahead of the clock (a bad reading was stored, or \
-                 the clock was set back); if the clock is right, open once with reset_clock \
-                 (resetClock in JavaScript)",
-                used - reading
-            )));
+        } else if let Some(e) = time_ahead_of_clock(used, reading) {
+            return Err(e);
         } else {
             clock.observe(used);
         }
@@ -98,7 +108,13 @@ async fn take_writer_role(
             })
             .await;
         match committed {
-            Ok(()) => return Ok(Role { manifest, version }),
+            Ok(()) => {
+                return Ok(Role {
+                    manifest,
+                    version,
+                    reading,
+                })
+            }
             Err(e) if e.kind() == ErrorKind::Fenced && attempt < ROLE_ATTEMPTS => attempt += 1,
             Err(e) => return Err(e),
         }
@@ -116,6 +132,7 @@ impl Inner {
         let Role {
             mut manifest,
             version,
+            reading,
         } = take_writer_role(&*store, &clock, options.reset_clock).await?;
         // Namespaces are looked up by id with a binary search (see `State::policy_of`), and so are
         // dropped ones (compaction). Both lists are kept in id order; a manifest written before
@@ -191,6 +208,11 @@ impl Inner {
                 for row in batch {
                     page_max_seq = page_max_seq.max(row.seq);
                     if !options.reset_clock {
+                        // Times the WAL holds are held to the same rule as the stored seed (a
+                        // writer killed before any manifest commit left its times only here).
+                        if let Some(e) = time_ahead_of_clock(row.ts, reading) {
+                            return Err(e);
+                        }
                         clock.observe(row.ts);
                     }
                     if row.seq <= manifest.flushed_seq {
@@ -267,6 +289,7 @@ impl Inner {
             snapshots: Vec::new(),
             next_expiry: None,
             next_expiry_known: false,
+            next_expiry_looked_up: false,
             purge_resume: None,
             purge_rows_walked: 0,
         };

@@ -645,8 +645,10 @@ fn plan(
                 if !same_row || *expire_at > now {
                     Outcome::no()
                 } else if new_expire_at.is_some_and(|at| at <= now) {
-                    // Due by now (time passed since the hook answered): the expired row stays
-                    // as it is, and the purge reports the key as expired.
+                    // Due by now (time passed since the hook answered): the purge reports the key
+                    // as expired, and its row goes (so no later write takes it for one whose
+                    // event is owed).
+                    planned.insert(key.to_vec(), planned_tombstone(now));
                     Outcome {
                         due: true,
                         ..Outcome::no()
