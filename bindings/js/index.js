@@ -255,7 +255,7 @@ class Shared {
     this.closed = false;
     this.timer = undefined;
     this.armedFor = undefined;
-    this.armedAt = undefined;
+    this.firesAt = undefined;
     this.running = false;
     this.reads = 0;
     this.failed = false;
@@ -310,8 +310,8 @@ class Shared {
    * reaches this context's engine, its own or forwarded by another tab (LocalEndpoint.call): an app
    * that never yields to the timer queue (a loop of awaited calls on memory storage resolves in
    * microtasks alone) would starve the timer, and flushed tables would pile up in level 0 with
-   * every read probing each of them. So a timer that is STARVED_MS overdue (past both its time
-   * and the time it was armed) is not waited for: its step starts now, beside the app's calls.
+   * every read probing each of them. So a timer that is STARVED_MS overdue (past the time it was
+   * set to fire) is not waited for: its step starts now, beside the app's calls.
    * After a read that check is all there is to do, and it looks at the clock, so only every
    * READS_PER_CHECK-th read makes it.
    */
@@ -321,7 +321,7 @@ class Shared {
     if (afterRead && ++this.reads % READS_PER_CHECK !== 0) return;
     if (this.timer !== undefined) {
       const now = local.root.now();
-      if (now >= Math.max(this.armedFor, this.armedAt) + STARVED_MS) {
+      if (now >= this.firesAt + STARVED_MS) {
         clearTimeout(this.timer);
         this.run();
         return;
@@ -340,7 +340,7 @@ class Shared {
     // waits a while: its wake-up is due at once, and retrying at once would spin.
     const delay = Math.min(Math.max(this.failed ? FAILED_STEP_RETRY_MS : 0, next - now), 2_147_483_647);
     this.armedFor = next;
-    this.armedAt = now;
+    this.firesAt = now + delay;
     this.timer = setTimeout(() => this.run(), delay);
     // The timer never keeps a Node process alive on its own.
     if (typeof this.timer === "object" && this.timer && typeof this.timer.unref === "function") {

@@ -230,6 +230,12 @@ export class Tabs {
         if (data.to !== this.me) return;
         const call = this.pending.get(data.id);
         if (call === undefined) return;
+        // A writer that is FENCED or CLOSED is going away: the call waits for the next writer (it
+        // is resent to it, and runs there once) instead of failing, perhaps after it took effect.
+        if (!data.ok && (data.error.code === "FENCED" || data.error.code === "CLOSED")) {
+          this.arm(call);
+          return;
+        }
         this.pending.delete(data.id);
         clearTimeout(call.timer);
         if (data.ok) call.resolve(data.value);

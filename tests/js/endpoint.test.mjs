@@ -67,3 +67,26 @@ test("a call resent while its first run is still going here waits for that run i
   assert.deepEqual(await Promise.all([first, again]), [true, true]);
   await e.close();
 });
+
+test("a FENCED or CLOSED answer from a writer that is going away leaves the forwarded call waiting for the next writer", async () => {
+  // A follower resent its call to a new writer, then the old one woke and answered it FENCED:
+  // the call must not fail (it may have taken effect on the new writer), it waits for its answer.
+  const { Tabs } = await import("../../bindings/js/tabs.js");
+  const tabs = new Tabs(`reply-${n++}`, { useRemote() {}, emit() {} }, async () => {}, 60_000);
+  tabs.follow();
+  const answer = tabs.forward({ ns: null, method: "put", args: [] });
+  const id = `${tabs.me}:0`;
+  let settled = false;
+  answer.then(() => (settled = true), () => (settled = true));
+  try {
+    for (const code of ["FENCED", "CLOSED"]) {
+      tabs.receive({ t: "reply", id, to: tabs.me, ok: false, error: { code, message: "the old writer" } });
+      await new Promise((r) => setTimeout(r, 0));
+      assert.equal(settled, false, `still waiting after ${code}`);
+    }
+    tabs.receive({ t: "reply", id, to: tabs.me, ok: true, value: true });
+    assert.equal(await answer, true, "the next writer's answer");
+  } finally {
+    await tabs.close();
+  }
+});

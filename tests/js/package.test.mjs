@@ -736,3 +736,37 @@ test("an engine that cannot be loaded is UNSUPPORTED with its cause, and the nex
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a maintenance step that failed is not retried at every call while storage keeps failing", async () => {
+  const adapter = mapAdapter();
+  const clock = fakeClock();
+  let failing = false;
+  let attempts = 0;
+  const commit = adapter.commit.bind(adapter);
+  adapter.commit = async (c) => {
+    if (!failing) return commit(c);
+    attempts++;
+    throw new Error("the disk is gone");
+  };
+  const db = await open(`spin-${n++}`, { storage: adapter, clock, durability: "relaxed" });
+  const settle = () => new Promise((r) => setTimeout(r, 0));
+  try {
+    await db.put("k", "v");
+    failing = true;
+    // The relaxed write's commit is overdue: the next call starts the step, which fails.
+    clock.advance(200);
+    await db.put("a", "v");
+    await settle();
+    assert.equal(attempts, 1, "the overdue step ran, and failed");
+    // Calls keep coming, 100 ms apart on the engine's clock: the failed step waits its second.
+    for (let i = 0; i < 9; i++) {
+      clock.advance(100);
+      await db.put(`b${i}`, "v");
+      await settle();
+    }
+    assert.equal(attempts, 1, "no retry at every call");
+  } finally {
+    failing = false;
+    await db.close().catch(() => {});
+  }
+});
