@@ -329,3 +329,39 @@ fn a_key_overwritten_while_the_purge_rewrites_it_for_the_hook_fires_its_event_or
         assert_eq!(run(db.get(b"k")).unwrap().as_deref(), Some(&b"second"[..]));
     }
 }
+
+#[test]
+fn after_a_reopen_puts_read_their_keys_only_while_an_expiry_may_be_due() {
+    // Overwrites need the old row only to record an expired row's event. Right after an open
+    // the engine looks the expiry index up once; nothing is due, so the puts read nothing.
+    let store = MemoryStore::new();
+    let clock = FakeClock::new(T0);
+    let db = run(Db::open(store.clone(), clock.clone(), uncached())).unwrap();
+    for i in 0..200u32 {
+        let key = format!("key-{i:03}");
+        run(db.put_with_options(key.as_bytes(), b"v", PutOptions::expire_after(3_600_000)))
+            .unwrap();
+    }
+    run(db.compact()).unwrap();
+    run(db.close()).unwrap();
+    let db = run(Db::open(store.clone(), clock.clone(), uncached())).unwrap();
+    store.reset_counters();
+    for i in (0..200u32).step_by(10) {
+        run(db.put(format!("key-{i:03}").as_bytes(), b"w")).unwrap();
+    }
+    assert!(
+        store.page_reads() <= 2,
+        "{} page reads for 20 puts",
+        store.page_reads()
+    );
+    // Once an expiry is due, they read (and record what they replace).
+    clock.advance(3_600_000);
+    store.reset_counters();
+    run(db.put(b"key-001", b"w")).unwrap();
+    assert!(store.page_reads() >= 1);
+    assert_eq!(
+        purge_all(&db).len(),
+        180,
+        "the 180 keys not rewritten (key-001 among them, overwritten after it expired) each fire one event"
+    );
+}

@@ -286,14 +286,16 @@ impl Inner {
     /// Look up when the next index entry is due (from `from` on) and record it, or `due_now`.
     /// A failure leaves the next expiry unknown (so the next maintenance step purges again)
     /// rather than failing a purge whose removals already stand.
-    async fn find_next_expiry(&self, from: &[u8], due_now: Option<i64>) {
+    pub(crate) async fn find_next_expiry(&self, from: &[u8], due_now: Option<i64>) {
         let read_seq = {
             let mut st = self.state.borrow_mut();
             // Expiries written from here on are collected while the index is looked at; until
             // the lookup answers, an entry may fall due unseen (writes must treat it so).
             st.next_expiry_known = true;
             st.next_expiry = due_now;
-            st.next_expiry_looked_up = due_now.is_none();
+            if due_now.is_none() {
+                st.next_expiry_lookups += 1;
+            }
             st.last_seq
         };
         if due_now.is_some() {
@@ -301,7 +303,7 @@ impl Inner {
         }
         let found = self.range(from, None, false, 1, read_seq, None).await;
         let mut st = self.state.borrow_mut();
-        st.next_expiry_looked_up = false;
+        st.next_expiry_lookups -= 1;
         match found {
             Ok((next, _walked)) => {
                 let at = next

@@ -289,7 +289,7 @@ impl Inner {
             snapshots: Vec::new(),
             next_expiry: None,
             next_expiry_known: false,
-            next_expiry_looked_up: false,
+            next_expiry_lookups: 0,
             purge_resume: None,
             purge_rows_walked: 0,
         };

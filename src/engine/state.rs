@@ -56,9 +56,9 @@ pub(crate) struct State {
     pub next_expiry: Option<i64>,
     /// Whether `next_expiry` is known (it is not right after open, until a purge looked).
     pub next_expiry_known: bool,
-    /// The purge is looking up the next expiry: `next_expiry` holds only what writes noted
-    /// meanwhile, and says nothing yet of the index entries being looked at.
-    pub next_expiry_looked_up: bool,
+    /// Lookups of the next expiry in flight (a purge's, or a first write's): `next_expiry` holds
+    /// only what writes noted meanwhile, and says nothing yet of the entries being looked at.
+    pub next_expiry_lookups: u32,
     /// The last expiry-index entry a purge slice removed inside the millisecond `purged_until`
     /// names: every entry of that millisecond up to it is gone, so the next slice starts after
     /// it instead of walking past their tombstones (see `purge`). In memory only: after a reopen
@@ -145,7 +145,7 @@ impl State {
     /// Whether some expiry-index entry may be due at `now` and not purged yet.
     pub(crate) fn expiry_may_be_due(&self, now: i64) -> bool {
         !self.next_expiry_known
-            || self.next_expiry_looked_up
+            || self.next_expiry_lookups > 0
             || self.next_expiry.is_some_and(|t| t <= now)
     }
 

@@ -13,7 +13,8 @@ use alloc::vec::Vec;
 
 use super::compaction::L0_STALL_FACTOR;
 use super::keys::{
-    call_record_key, expiry_index_key, owed_entry_value, EXPIRY_INDEX_NS, NAMESPACE_PREFIX_LEN,
+    call_record_key, expiry_index_from, expiry_index_key, owed_entry_value, EXPIRY_INDEX_NS,
+    NAMESPACE_PREFIX_LEN,
 };
 use super::memtable::MemVersion;
 use super::options::{Durability, ExpireCondition, PutCondition, Ttl};
@@ -299,6 +300,18 @@ impl Inner {
     ) -> Result<Option<Vec<Outcome>>> {
         // Whether plain puts read their keys too (see `WriteOp::needs_current`); if an expiry
         // becomes due between the read and the write, the write plans again with it set.
+        let plain_puts = ops
+            .iter()
+            .any(|op| op.needs_current(true) && !op.needs_current(false));
+        let unknown = {
+            let st = self.state.borrow();
+            (!st.next_expiry_known).then(|| expiry_index_from(st.manifest.purged_until))
+        };
+        if let (true, Some(from)) = (plain_puts, unknown) {
+            // Right after an open nothing is known of the expiry index: one lookup of its first
+            // entry not yet purged spares every put until the first purge a read of its key.
+            self.find_next_expiry(&from, None).await;
+        }
         let mut owing = {
             let st = self.state.borrow();
             st.expiry_may_be_due(self.clock.last_issued())
