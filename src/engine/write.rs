@@ -105,9 +105,19 @@ impl WriteOp {
     /// expiry may be due and not yet purged (`owing`) it reads it anyway: replacing an expired
     /// row whose event has not fired records that event (see [`plan`]).
     fn needs_current(&self, owing: bool) -> bool {
+        (owing && self.is_plain_put()) || self.needs_current_anyway()
+    }
+
+    /// A put that needs no current row for itself (no condition, no `Ttl::Keep`).
+    fn is_plain_put(&self) -> bool {
+        matches!(self, WriteOp::Put { .. }) && !self.needs_current_anyway()
+    }
+
+    /// Whether the op depends on the key's current row for its own outcome.
+    fn needs_current_anyway(&self) -> bool {
         match self {
             WriteOp::Put { ttl, condition, .. } => {
-                owing || *condition != PutCondition::Always || *ttl == Ttl::Keep
+                *condition != PutCondition::Always || *ttl == Ttl::Keep
             }
             WriteOp::DropIndexEntry { .. } => false,
             _ => true,
@@ -300,9 +310,7 @@ impl Inner {
     ) -> Result<Option<Vec<Outcome>>> {
         // Whether plain puts read their keys too (see `WriteOp::needs_current`); if an expiry
         // becomes due between the read and the write, the write plans again with it set.
-        let plain_puts = ops
-            .iter()
-            .any(|op| op.needs_current(true) && !op.needs_current(false));
+        let plain_puts = ops.iter().any(WriteOp::is_plain_put);
         let unknown = {
             let st = self.state.borrow();
             (!st.next_expiry_known).then(|| expiry_index_from(st.manifest.purged_until))
@@ -335,7 +343,8 @@ impl Inner {
                     }
                 }
             }
-            match self.apply_planned(&ops, &current, &snapshot, &planner, (durable, owing))? {
+            let read_all = owing || !plain_puts;
+            match self.apply_planned(&ops, &current, &snapshot, &planner, (durable, read_all))? {
                 Step::Done(results) => return Ok(results),
                 Step::Retry => {
                     owing = true;
@@ -359,15 +368,15 @@ impl Inner {
     }
 
     /// The write's instant: re-check, plan and apply in one synchronous step (no await).
-    /// `owing`: plain puts read their keys (if an expiry may be due now and they did not, it
-    /// is a `Retry`).
+    /// `read_all`: every op read its key, plain puts too (if they did not and an expiry may be due
+    /// now, it is a `Retry`).
     fn apply_planned(
         &self,
         ops: &[WriteOp],
         current: &CurrentRows,
         read: &ReadSnapshot,
         planner: &Planner<'_>,
-        (durable, owing): (bool, bool),
+        (durable, read_all): (bool, bool),
     ) -> Result<Step> {
         let mut st = self.state.borrow_mut();
         st.check_writable()?;
@@ -377,11 +386,7 @@ impl Inner {
             || current
                 .keys()
                 .any(|k| st.memtable_latest_seq(k).is_some_and(|s| s > read.seq))
-            || (!owing
-                && st.expiry_may_be_due(now)
-                && ops
-                    .iter()
-                    .any(|op| op.needs_current(true) && !op.needs_current(false)));
+            || (!read_all && st.expiry_may_be_due(now));
         if raced {
             return Ok(Step::Retry);
         }
