@@ -1,4 +1,4 @@
-// The Node workloads of BENCH.md (memory peers): session mix, ingest, purge, memory per live key.
+// The Node workloads of docs/benchmarks.md (memory peers): session mix, ingest, purge, memory per live key.
 // Each returns rows { workload, peer, value, unit, higherIsBetter, note? }.
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -55,7 +55,7 @@ function memoryPeers(max) {
 /**
  * 1. Session mix: `keys` sessions, `ops` operations, 95 % get / 5 % put, Zipf keys. `values` is
  * "strings" (100-byte strings, the values of the issue's bar) or "json" (sessions of ~1 KiB as
- * JSON, BENCH.md's values).
+ * JSON, the benchmark plan's values).
  */
 export async function sessionMix({ keys, ops, values }, order) {
   const peers = memoryPeers(keys * 2);

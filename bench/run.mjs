@@ -1,4 +1,4 @@
-// `npm run bench`: every workload of BENCH.md, ttlkv against its peers in the same run — Node for
+// `npm run bench`: every workload of docs/benchmarks.md, ttlkv against its peers in the same run — Node for
 // the memory peers, headless Chromium (playwright-core + Debian's chromium) for the IndexedDB
 // peers — then bench/results.json, bench/results.md (the table of ratios) and bench/results.svg
 // (the plot). `--smoke` runs tiny sizes into target/bench-smoke/ (CI: the suite still works).

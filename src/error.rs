@@ -1,7 +1,7 @@
 //! The one public error of the crate: a small, stable [`ErrorKind`] plus a message.
 //!
 //! Every layer (format decoders, page stores, the engine) reports failures as [`Error`]. The kinds
-//! map one to one onto the `code`s of the JavaScript `TtlKvError` (see `API.md`), so the bindings
+//! map one to one onto the `code`s of the JavaScript `TtlKvError` (see `CODES` in `bindings/js/index.d.ts`), so the bindings
 //! never have to guess. This module must not depend on any other module of the crate.
 
 use alloc::string::{String, ToString};

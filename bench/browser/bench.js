@@ -1,4 +1,4 @@
-// The IndexedDB workloads of BENCH.md, run in headless Chromium by bench/run.mjs: ttlkv against
+// The IndexedDB workloads of docs/benchmarks.md, run in headless Chromium by bench/run.mjs: ttlkv against
 // raw IndexedDB, idb-keyval and Dexie, each on a fresh database. Every function returns plain rows.
 import { open, destroy } from "ttlkv";
 import * as idbKeyval from "idb-keyval";

@@ -1,8 +1,8 @@
 // TtlKvError: the one error class the npm package rejects with. Its `code` is one of the stable
-// codes of API.md; errors created by the wasm side (name "TtlKvError" + code) are recognised by
-// `instanceof` too, so callers can branch on either.
+// codes of the package (index.d.ts); errors created by the wasm side (name "TtlKvError" + code)
+// are recognised by `instanceof` too, so callers can branch on either.
 
-/** The stable error codes of API.md. */
+/** The stable error codes, documented in index.d.ts (`TtlKvErrorCode`). */
 export const CODES = Object.freeze([
   "INVALID_ARGUMENT",
   "KEY_TOO_LARGE",

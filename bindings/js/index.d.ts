@@ -1,6 +1,6 @@
 // TypeScript declarations for the npm package `ttlkv` (its entry, bindings/js/index.js, which the
 // package ships bundled and minified as bindings/js/ttlkv.min.js).
-// The contract is API.md; these declarations describe what index.js really accepts and returns.
+// These declarations are the package's API reference: what index.js accepts and returns.
 // Runtime exports: open, destroy, TtlKvError, CODES. Everything else here is a type.
 
 // ---------------------------------------------------------------------------------------------
@@ -451,7 +451,7 @@ export interface PageStoreAdapter {
 // Errors
 // ---------------------------------------------------------------------------------------------
 
-/** The stable error codes of API.md, in a frozen array. */
+/** The stable error codes (see {@link TtlKvErrorCode}), in a frozen array. */
 export declare const CODES: readonly [
   "INVALID_ARGUMENT",
   "KEY_TOO_LARGE",

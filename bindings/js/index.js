@@ -5,7 +5,7 @@
 // automatic maintenance timer — and drives the engine by method name and plain arguments through
 // an endpoint: this context's engine (engine.js, over the bytes-level API of `bindings/web`), or
 // the writer tab's when several tabs share an IndexedDB database (tabs.js). Every rejection is a
-// TtlKvError with a code (API.md).
+// TtlKvError with a code (CODES in errors.js).
 
 import { TtlKvError, CODES } from "./errors.js";
 import { encodeKey, decodeKey, encodeValue, decodeValue, PackedBatch } from "./codec.js";
@@ -610,7 +610,7 @@ function withOpenTimeout(opening, ms) {
   return Promise.race([opening, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** Open (or create) database `name`. See API.md for the options. */
+/** Open (or create) database `name`. See `OpenOptions` in index.d.ts for the options. */
 async function openDb(name, options) {
   if (typeof name !== "string" || name.length === 0) throw invalid("a database name is a non-empty string");
   const o = plainOptions(options, "open options");
@@ -756,7 +756,7 @@ for (const cls of [Db, Snapshot]) {
   }
 }
 
-/** Open (or create) database `name`. See index.d.ts (and API.md) for the options. */
+/** Open (or create) database `name`. See index.d.ts for the options. */
 export const open = guarded(openDb);
 
 /**

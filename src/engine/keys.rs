@@ -96,7 +96,7 @@ pub(crate) fn namespace_of(internal: &[u8]) -> Option<u32> {
     internal.first_chunk::<4>().map(|b| u32::from_be_bytes(*b))
 }
 
-/// Check a user key against the limits of `API.md`.
+/// Check a user key against the key limits (1 byte to [`MAX_KEY_LEN`]).
 pub(crate) fn validate_key(key: &[u8]) -> Result<()> {
     if key.is_empty() {
         return Err(Error::invalid("a key must be at least 1 byte"));
@@ -110,7 +110,7 @@ pub(crate) fn validate_key(key: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Check a value against the limits of `API.md`: at most [`MAX_VALUE_LEN`] bytes besides the
+/// Check a value against the value limit: at most [`MAX_VALUE_LEN`] bytes besides the
 /// `header` bytes a binding adds (`DbOptions::value_header_bytes`).
 pub(crate) fn validate_value(value: &[u8], header: usize) -> Result<()> {
     let own = value.len().saturating_sub(header);

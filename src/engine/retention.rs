@@ -5,7 +5,7 @@
 //! (in the memtable) the last durable state a failed WAL commit rolls back to. Compaction adds the
 //! TTL filter on top: the newest version, if expired and needed by no snapshot, becomes a
 //! tombstone, and a tombstone is dropped only at the bottom of the tree, where nothing older can
-//! resurface (SlateDB's retention iterator, DESIGN.md "TTL semantics").
+//! resurface (SlateDB's retention iterator).
 
 use alloc::vec::Vec;
 

@@ -1,11 +1,11 @@
-// The TtlKvError contract of API.md: instanceof Error, name, code, cause, and recognition of
+// The TtlKvError contract (index.d.ts): instanceof Error, name, code, cause, and recognition of
 // errors created on the wasm side.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 // TTLKV_PACKAGE: see package.test.mjs.
 const { TtlKvError, CODES } = await import(process.env.TTLKV_PACKAGE ?? "../../bindings/js/index.js");
 
-test("every code of API.md makes a TtlKvError that is an Error", () => {
+test("every documented code makes a TtlKvError that is an Error", () => {
   for (const code of CODES) {
     const e = new TtlKvError(code, "boom");
     assert.ok(e instanceof Error);

@@ -1,4 +1,4 @@
-// The npm package's API (API.md) on Node: memory storage and a page-store adapter, on a fake
+// The npm package's API (index.d.ts) on Node: memory storage and a page-store adapter, on a fake
 // clock. Build first: `bash scripts/build-package.sh`.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -214,8 +214,6 @@ test("expire / expireAt with nx xx gt lt, persist, getEx", async () => {
   assert.equal(await db.getEx("missing", { ttlMs: 5 }), undefined);
 });
 
-// Needs the engine's `expire` to take ms <= 0 as "delete" (the Rust half of this change): until
-// the engine has it, this test is a TODO (today's engine refuses ms <= 0 with INVALID_ARGUMENT).
 test("expire with ms <= 0 deletes the key and tells whether it existed, as PEXPIRE does", async () => {
   const { db } = await fresh();
   await db.put("k", "v");

@@ -600,7 +600,7 @@ impl WasmDb {
         })
     }
 
-    /// Sizes and shapes (see `Stats` in API.md).
+    /// Sizes and shapes (see `Stats` in `bindings/js/index.d.ts`).
     pub fn stats(&self) -> JsValue {
         let s = self.db.stats();
         let o = Object::new();

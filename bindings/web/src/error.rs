@@ -1,5 +1,5 @@
 //! Core errors as JavaScript errors: a `js_sys::Error` whose `name` is `"TtlKvError"`, whose
-//! `code` is the stable code of the error's kind (`API.md`, "Errors") and, for a failure of the
+//! `code` is the stable code of the error's kind (`CODES` in `bindings/js/index.d.ts`) and, for a failure of the
 //! storage underneath, whose `cause` is the JavaScript error that storage threw.
 //!
 //! The core's errors are plain data (it is `no_std` and knows nothing of JavaScript), so the page
