@@ -3,7 +3,7 @@
 // after storing n sessions of ~1 KiB, divided by n.
 import { LRUCache } from "lru-cache";
 import { TTLCache } from "@isaacs/ttlcache";
-import { open } from "../bindings/js/ttlkv.min.js";
+import { open } from "../bindings/js/dist/node.js";
 import { key, sessionValue } from "./workloads.mjs";
 
 const [peer, nText] = process.argv.slice(2);

@@ -5,7 +5,7 @@
 // users in with a sliding 30-minute session, refreshes one, logs one out, lists the live
 // sessions, then issues one-time codes that live 1.5 s and watches them expire on their own:
 // the expire events arrive from the automatic maintenance timer with no call from this script.
-import { open, TtlKvError } from "../bindings/js/index.js";
+import { open, TtlKvError } from "../bindings/js/node.js";
 
 const SESSION_TTL_MS = 30 * 60_000;
 const db = await open("sessions", { defaultTtlMs: SESSION_TTL_MS });

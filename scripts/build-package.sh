@@ -47,14 +47,4 @@ while read -r target out_dir profile; do
   fi
 done <<<"$targets"
 
-# The one JS module the package ships (package.json "exports"); the sources stay readable in the
-# repository, and the tests run against both.
-node_modules/.bin/esbuild bindings/js/index.js --bundle --minify --format=esm --platform=neutral \
-  --external:node:fs/promises --legal-comments=none --log-level=warning \
-  --outfile=bindings/js/ttlkv.min.js
-
-wasm_raw=$(wc -c <bindings/js/pkg/ttlkv_web_bg.wasm)
-wasm_gz=$(gzip -9c bindings/js/pkg/ttlkv_web_bg.wasm | wc -c)
-js_raw=$(wc -c <bindings/js/ttlkv.min.js)
-js_gz=$(gzip -9c bindings/js/ttlkv.min.js | wc -c)
-echo "package size: wasm $wasm_raw B ($wasm_gz B gzipped), JS $js_raw B ($js_gz B gzipped)"
+bash scripts/bundle-js.sh

@@ -44,6 +44,17 @@ macro_rules! behaviours {
             )*
             ran
         }
+
+        /// Runs behaviour `name` on `store` (which must be empty): `false` if there is no
+        /// behaviour of that name. For harnesses that make each store themselves, e.g. a
+        /// runtime's JS test that opens storage asynchronously.
+        pub async fn run_named(name: &str, store: &dyn PageStore) -> bool {
+            match name {
+                $(stringify!($name) => $name(store).await,)*
+                _ => return false,
+            }
+            true
+        }
     };
 }
 

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { fakeClock, mapAdapter } from "./helpers.mjs";
 import { rng } from "../../bench/workloads.mjs"; // the seeded PRNG the benchmarks use too
-const { open, destroy, TtlKvError, CODES } = await import(process.env.TTLKV_PACKAGE ?? "../../bindings/js/index.js");
+const { open, destroy, TtlKvError, CODES } = await import(process.env.TTLKV_PACKAGE ?? "../../bindings/js/node.js");
 
 const CASES = Number(process.env.TTLKV_API_FUZZ_CASES ?? 3000);
 const SEED = Number(process.env.TTLKV_API_FUZZ_SEED ?? 0x7711c0de);

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 // TTLKV_PACKAGE: see package.test.mjs.
-const { TtlKvError, CODES } = await import(process.env.TTLKV_PACKAGE ?? "../../bindings/js/index.js");
+const { TtlKvError, CODES } = await import(process.env.TTLKV_PACKAGE ?? "../../bindings/js/node.js");
 
 test("every documented code makes a TtlKvError that is an Error", () => {
   for (const code of CODES) {

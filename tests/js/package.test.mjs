@@ -12,7 +12,7 @@ import { fsAdapter } from "../../bindings/web/tests/support/fs_adapter.mjs";
 // TTLKV_PACKAGE points these tests at an installed copy of the package (the end-to-end tests
 // run them against the packed tarball); by default they test the working tree.
 import { fakeClock, mapAdapter, T0 } from "./helpers.mjs";
-const { open, destroy, TtlKvError } = await import(process.env.TTLKV_PACKAGE ?? "../../bindings/js/index.js");
+const { open, destroy, TtlKvError } = await import(process.env.TTLKV_PACKAGE ?? "../../bindings/js/node.js");
 
 // Garbage collection on demand, for the tests of what is freed when the app drops an object.
 setFlagsFromString("--expose-gc");
@@ -457,7 +457,7 @@ test("purgeExpired fires one expire event per key; onExpire can rewrite a key", 
 
 test("a throwing expire listener or onExpire hook is reported and does not take the process down", () => {
   // A child process: an error thrown where nothing can catch it ends a Node process.
-  const entry = process.env.TTLKV_PACKAGE ?? new URL("../../bindings/js/index.js", import.meta.url).href;
+  const entry = process.env.TTLKV_PACKAGE ?? new URL("../../bindings/js/node.js", import.meta.url).href;
   const script = `
     const { open } = await import(${JSON.stringify(entry)});
     let now = 1_767_225_600_000;
@@ -708,12 +708,13 @@ test("bad input is a TtlKvError with the right code, never a crash", async () =>
 });
 
 test("an engine that cannot be loaded is UNSUPPORTED with its cause, and the next open() loads it again", async () => {
-  // The package's one module, copied without the engine file beside it.
+  // The package's Node entry and core, copied without the engine file beside them.
   const dir = mkdtempSync(path.join(tmpdir(), "ttlkv-load-"));
   try {
-    const bundle = new URL("../../bindings/js/ttlkv.min.js", import.meta.url);
-    writeFileSync(path.join(dir, "ttlkv.min.js"), readFileSync(bundle));
-    const pkg = await import(path.join(dir, "ttlkv.min.js"));
+    for (const file of ["node.js", "core.js"]) {
+      writeFileSync(path.join(dir, file), readFileSync(new URL(`../../bindings/js/dist/${file}`, import.meta.url)));
+    }
+    const pkg = await import(path.join(dir, "node.js"));
     const failed = await pkg.open("load-retry", { storage: "memory" }).then(
       () => undefined,
       (e) => e,
@@ -723,9 +724,7 @@ test("an engine that cannot be loaded is UNSUPPORTED with its cause, and the nex
     assert.equal(failed.cause?.code, "ENOENT", "the cause is kept");
     // The engine file is there now: the failed load was not kept.
     mkdirSync(path.join(dir, "pkg"));
-    for (const file of ["ttlkv_web_bg.wasm", "ttlkv_web.js"]) {
-      writeFileSync(path.join(dir, "pkg", file), readFileSync(new URL(`../../bindings/js/pkg/${file}`, import.meta.url)));
-    }
+    writeFileSync(path.join(dir, "pkg", "ttlkv_web_bg.wasm"), readFileSync(new URL("../../bindings/js/dist/pkg/ttlkv_web_bg.wasm", import.meta.url)));
     const db = await pkg.open("load-retry", { storage: "memory" });
     await db.put("k", "v");
     assert.equal(await db.get("k"), "v");

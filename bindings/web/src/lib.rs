@@ -8,6 +8,8 @@
 
 pub mod api;
 pub mod clock;
+#[cfg(feature = "conformance")]
+pub mod conformance;
 pub mod error;
 mod promise;
 pub mod store;

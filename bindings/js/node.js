@@ -1,0 +1,8 @@
+// The package's entry for Node (export condition "node"): the engine is read from
+// `pkg/ttlkv_web_bg.wasm` beside this file by the first open().
+import { readFile } from "node:fs/promises";
+import { useEngineSource } from "./core.js";
+
+useEngineSource(async () => ({ bytes: await readFile(new URL("./pkg/ttlkv_web_bg.wasm", import.meta.url)) }));
+
+export { open, destroy, init, TtlKvError, CODES } from "./core.js";
