@@ -4,8 +4,8 @@
 
 use ttlkv::format::{
     decode_wal_page, encode_wal_batch, encode_wal_page, expiry_percentiles, key_hash, DataPage,
-    DataPageBuilder, KeyFilter, Manifest, NamespaceEntry, PageRef, Row, RowFeatures, RowRef,
-    SstMeta, FORMAT_VERSION,
+    DataPageBuilder, KeyFilter, Manifest, MovedKeyspace, NamespaceEntry, PageRef, Row, RowFeatures,
+    RowRef, SstMeta, FORMAT_VERSION,
 };
 use ttlkv::{ErrorKind, Result};
 
@@ -115,6 +115,7 @@ fn every_bit_flip_in_a_manifest_is_corruption() {
             max_ttl_ms: None,
         }],
         dropped_namespaces: vec![7],
+        moved_keyspaces: vec![MovedKeyspace { handle: 0, id: 8 }],
     };
     assert_every_bit_flip_is_corruption(&manifest.encode(), Manifest::decode);
 }

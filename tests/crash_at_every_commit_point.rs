@@ -20,6 +20,8 @@ enum Step {
     Batch(Vec<(u8, Option<u8>)>),
     Expire(u8, u64),
     Persist(u8),
+    /// Remove every key at once (one manifest commit).
+    Clear,
     Advance(i64),
     Flush,
     Compact,
@@ -73,6 +75,7 @@ fn workload() -> Vec<Step> {
                     .collect(),
             ),
             11 => Step::Expire(next(30) as u8, 1 + next(1_000)),
+            12 if next(3) == 0 => Step::Clear,
             12 => Step::Persist(next(30) as u8),
             13..=14 => Step::Advance(next(400) as i64),
             15..=16 => Step::Flush,
@@ -138,6 +141,11 @@ fn apply_to_model(model: &Model, step: &Step, now: i64) -> (Model, Vec<Vec<u8>>)
             }
             vec![key(*k)]
         }
+        Step::Clear => {
+            let touched = m.keys().cloned().collect();
+            m.clear();
+            touched
+        }
         _ => Vec::new(),
     };
     (m, touched)
@@ -167,6 +175,7 @@ async fn apply_to_db(db: &Db, clock: &FakeClock, step: &Step) -> ttlkv::Result<(
             .await
             .map(|_| ()),
         Step::Persist(k) => db.persist(&key(*k)).await.map(|_| ()),
+        Step::Clear => db.clear().await.map(|_| ()),
         Step::Advance(ms) => {
             clock.advance(*ms);
             Ok(())
@@ -328,6 +337,14 @@ async fn verify(disk: &MemoryStore, clock: &FakeClock, crashed: &Crashed, label:
 }
 
 fn crash_everywhere(make_plan: fn(u64) -> FaultPlan, kind: &str) -> u64 {
+    let clears = workload()
+        .iter()
+        .filter(|s| matches!(s, Step::Clear))
+        .count();
+    assert!(
+        clears >= 2,
+        "the workload clears the keyspace ({clears} times)"
+    );
     let mut point = 1;
     loop {
         // Every store operation yields once, so concurrent writes and flushes interleave.

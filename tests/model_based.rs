@@ -78,6 +78,8 @@ enum Op {
     SnapRelease(usize),
     Purge(usize),
     DropNamespace,
+    /// Remove every key of a keyspace; what was due is purged (and reported) first.
+    Clear(Ns),
     Flush,
     Compact,
     Maintenance,
@@ -135,6 +137,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0usize..MAX_SNAPSHOTS).prop_map(Op::SnapRelease),
         2 => prop_oneof![0usize..6, Just(1_000)].prop_map(Op::Purge),
         1 => Just(Op::DropNamespace),
+        1 => ns().prop_map(Op::Clear),
         2 => Just(Op::Flush),
         1 => Just(Op::Compact),
         2 => Just(Op::Maintenance),
@@ -208,6 +211,9 @@ struct Space {
     owed: BTreeMap<(i64, Vec<u8>), Vec<u8>>,
     default_ttl: Option<u64>,
     max_ttl: Option<u64>,
+    /// The namespace id its rows are stored under (it orders the expiry index): the default
+    /// keyspace starts at 0, "ns1" at 1; a drop and re-create, or a clear, moves it to the next.
+    id: u32,
 }
 
 type Row = (Vec<u8>, Option<i64>);
@@ -443,6 +449,8 @@ struct Harness {
     now: i64,
     /// `"ns1"` was dropped (and re-created) at least once.
     dropped_ns1: bool,
+    /// The namespace id the engine hands out next.
+    next_id: u32,
     tally: Tally,
 }
 
@@ -489,9 +497,11 @@ impl Harness {
                 Space {
                     default_ttl: setup.ns1.default_ttl_ms.or(setup.default_ttl),
                     max_ttl: setup.ns1.max_ttl_ms,
+                    id: 1,
                     ..Space::default()
                 },
             ],
+            next_id: 2,
             snapshots: Vec::new(),
             now,
             dropped_ns1: false,
@@ -600,7 +610,7 @@ impl Harness {
     }
 
     /// The model's due rows (expired, not yet purged) in expiry-index order: expiry, then
-    /// namespace id (the default namespace's is 0), then key bytes.
+    /// namespace id (`Space::id`), then key bytes.
     fn due(&self, now: i64) -> Vec<(i64, Ns, Vec<u8>)> {
         let mut due: Vec<_> = self
             .spaces
@@ -614,7 +624,7 @@ impl Harness {
                 rows.chain(owed)
             })
             .collect();
-        due.sort();
+        due.sort_by_key(|(at, ns, k)| (*at, self.spaces[*ns].id, k.clone()));
         due
     }
 
@@ -903,6 +913,8 @@ impl Harness {
                 // The new namespace starts empty; the old one's expired rows produce no events.
                 self.spaces[1].rows.clear();
                 self.spaces[1].owed.clear();
+                self.spaces[1].id = self.next_id;
+                self.next_id += 1;
                 let err = old.put(b"a0", b"x").await.unwrap_err();
                 assert_eq!(
                     err.kind(),
@@ -914,6 +926,15 @@ impl Harness {
                     vec![(NS1.to_string(), self.setup.ns1)],
                     "namespaces after re-creating"
                 );
+            }
+            Op::Clear(ns) => {
+                self.tick();
+                let report = self.handle(*ns).clear().await.unwrap();
+                self.settle_purge(&report, usize::MAX, "clear");
+                self.spaces[*ns].rows.clear();
+                self.spaces[*ns].owed.clear();
+                self.spaces[*ns].id = self.next_id;
+                self.next_id += 1;
             }
             Op::Flush => self.db.flush().await.unwrap(),
             Op::Compact => self.db.compact().await.unwrap(),

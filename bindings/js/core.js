@@ -572,6 +572,10 @@ class Db {
     return this.#call("dropNamespace", [name]);
   }
 
+  async clear() {
+    await this.#call("clear", []);
+  }
+
   async purgeExpired(opts) {
     opts = plainOptions(opts, "purge options");
     checkKnown(opts, ["limit"], "purge");

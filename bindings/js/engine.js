@@ -26,7 +26,7 @@ export function asTtlKvError(e) {
 /** Engine methods a call may name (anything else is refused, also when it comes from a tab). */
 const DB_METHODS = new Set([
   "put", "get", "getEntry", "has", "delete", "ttl", "expire", "expireAt", "persist", "getEx",
-  "batch", "snapshot", "dropNamespace", "purgeExpired", "flush", "compact", "stats", "maintenance",
+  "batch", "snapshot", "dropNamespace", "clear", "purgeExpired", "flush", "compact", "stats", "maintenance",
 ]);
 const SNAPSHOT_METHODS = new Set(["get", "getEntry", "has", "ttl", "scan"]);
 /**
@@ -146,7 +146,7 @@ export class LocalEndpoint {
 
   /** `method` on engine handle `handle` (see `call`). */
   run(handle, method, args) {
-    if (method === "purgeExpired" || method === "maintenance") args = [...args, this.wantsExpired()];
+    if (method === "purgeExpired" || method === "maintenance" || method === "clear") args = [...args, this.wantsExpired()];
     let result;
     try {
       result = handle[method](...args);
@@ -172,7 +172,7 @@ export class LocalEndpoint {
 
   /** A call's answer, once its expire events are published; `stats` with the handles held here. */
   answer(method, result) {
-    if (method === "purgeExpired") this.publish(result.expired);
+    if (method === "purgeExpired" || method === "clear") this.publish(result.expired);
     if (method === "maintenance") this.publish(result.purge.expired);
     if (method === "stats") Object.assign(result, { snapshots: this.snapshots.size, namespaceHandles: this.namespaces.size });
     return result;

@@ -709,6 +709,17 @@ export interface Db {
    */
   dropNamespace(name: string): Promise<boolean>;
   /**
+   * Remove every key of this keyspace (the default one, or this namespace) in one atomic step
+   * whose cost does not depend on the number of keys (one commit; compaction reclaims the space
+   * later). The handle keeps working on the now empty keyspace; a snapshot taken before still
+   * sees the keys. No `"expire"` event fires for the keys it removes, but keys that had already
+   * expired get theirs first (the clear purges what is due before it clears).
+   *
+   * @throws {@link TtlKvError} rejects with `CLOSED` (also on a dropped namespace), `FENCED`,
+   *   `QUOTA_EXCEEDED`, `CORRUPTION`, `STORAGE`.
+   */
+  clear(): Promise<void>;
+  /**
    * Remove due keys (of every namespace) through the expiry index, oldest first, firing one
    * `"expire"` event per removed key (and calling the `onExpire` hook, which may rewrite a key).
    *

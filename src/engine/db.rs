@@ -25,12 +25,17 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::store::PageStore;
 
+/// Due expiry-index entries a clear purges per slice before it clears.
+const CLEAR_PURGE_SLICE: usize = 1_000;
+
 /// An open ttlkv database, or one namespace of it (see [`Db::namespace`]). Cheap to clone:
 /// clones share the same database, and any number of calls may be in flight on one database at
 /// once (on a single-threaded executor).
 #[derive(Clone)]
 pub struct Db {
     inner: Rc<Inner>,
+    /// The keyspace's handle id (see `namespace.rs`: where its rows are changes when it is
+    /// cleared; this does not).
     ns: u32,
     /// The call id this handle's writes record their outcome under (see [`Db::recording_call`]).
     call: Option<Rc<[u8]>>,
@@ -112,15 +117,56 @@ impl Db {
         self.inner.namespaces()
     }
 
+    /// Remove every key of this handle's keyspace (the default one, or this namespace) in one
+    /// atomic step whose cost does not depend on the number of keys: the keys are gone for every
+    /// later read, and compaction reclaims their space. A snapshot taken before still sees them.
+    /// `Closed` on a dropped namespace.
+    ///
+    /// Keys that had expired before the clear still get their one expire event: what is due is
+    /// purged first (as [`purge_expired`](Self::purge_expired) would, in every keyspace), and the
+    /// report of that purge is returned; the keys the clear itself removes fire none.
+    pub async fn clear(&self) -> Result<PurgeReport> {
+        let mut report = PurgeReport::default();
+        loop {
+            let now = self.inner.clock.now()?;
+            let due = {
+                let st = self.inner.state.borrow();
+                st.check_writable()?;
+                st.expiry_may_be_due(now)
+            };
+            if due {
+                let slice = self.inner.purge_expired(CLEAR_PURGE_SLICE).await?;
+                report.removed += slice.removed;
+                report.rewritten += slice.rewritten;
+                report.stale += slice.stale;
+                report.expired.extend(slice.expired);
+                report.hook_errors.extend(slice.hook_errors);
+                if slice.more_due || slice.removed + slice.rewritten + slice.stale > 0 {
+                    continue;
+                }
+            }
+            // The commit checks again that nothing came due meanwhile; if something did, purge
+            // it and try again.
+            if self.inner.clear_keyspace(self.ns).await? {
+                return Ok(report);
+            }
+        }
+    }
+
     fn policy(&self) -> Result<TtlPolicy> {
         let st = self.inner.state.borrow();
         st.check_open()?;
-        st.policy_of(self.ns, self.inner.options.default_ttl_ms)
+        st.policy_of(st.keyspace_id(self.ns), self.inner.options.default_ttl_ms)
+    }
+
+    /// The namespace id this handle's rows are stored under now.
+    fn keyspace(&self) -> u32 {
+        self.inner.state.borrow().keyspace_id(self.ns)
     }
 
     fn key(&self, key: &[u8]) -> Result<Vec<u8>> {
         validate_key(key)?;
-        Ok(internal_key(self.ns, key))
+        Ok(internal_key(self.keyspace(), key))
     }
 
     async fn write_one(&self, op: WriteOp) -> Result<Outcome> {
@@ -312,7 +358,9 @@ impl Db {
         self.policy()?;
         let read_seq = self.inner.state.borrow().last_seq;
         let now = self.inner.clock.now()?;
-        self.inner.scan_at(self.ns, options, read_seq, now).await
+        self.inner
+            .scan_at(self.keyspace(), options, read_seq, now)
+            .await
     }
 
     /// A consistent view of this namespace now, expiry evaluated at this moment.

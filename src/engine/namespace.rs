@@ -4,6 +4,12 @@
 //! Ids are never reused, so dropping a namespace is one atomic manifest change: its id moves to
 //! the dropped list, handles on it stop working, and compaction removes its rows (and their
 //! expiry-index entries) later, whatever level they are in.
+//!
+//! Clearing a keyspace (the default one or a namespace) is the same move without the goodbye: its
+//! rows' id is dropped and the keyspace gets a fresh, empty id, recorded in the manifest's moved
+//! keyspaces. Handles keep the id the keyspace was created with (its *handle id*) and find the
+//! current one at each call ([`State::keyspace_id`]), so a clear costs one manifest commit,
+//! whatever the number of keys.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -14,16 +20,27 @@ use super::options::NamespaceOptions;
 use super::state::{Inner, State};
 use super::write::TtlPolicy;
 use crate::error::{Error, ErrorKind, Result};
-use crate::format::NamespaceEntry;
+use crate::format::{Manifest, MovedKeyspace, NamespaceEntry};
 
 /// The longest namespace name, in bytes.
 const MAX_NAMESPACE_NAME: usize = 256;
 
 impl State {
+    /// The namespace id the rows of the keyspace with handle id `handle` are stored under now
+    /// (they differ once the keyspace was cleared).
+    pub(crate) fn keyspace_id(&self, handle: u32) -> u32 {
+        moved_to(&self.manifest, handle)
+    }
+
+    /// Whether namespace id `ns` holds the default keyspace's rows.
+    fn is_default(&self, ns: u32) -> bool {
+        ns == self.keyspace_id(DEFAULT_NAMESPACE)
+    }
+
     /// The TTL rules of namespace `ns` (a namespace without its own default TTL uses the
     /// database's), or `Closed` if it was dropped.
     pub(crate) fn policy_of(&self, ns: u32, default_ttl_ms: Option<u64>) -> Result<TtlPolicy> {
-        if ns == DEFAULT_NAMESPACE {
+        if self.is_default(ns) {
             return Ok(TtlPolicy {
                 default_ttl_ms,
                 max_ttl_ms: None,
@@ -39,7 +56,7 @@ impl State {
 
     /// The name of namespace `ns` (`""` for the default one), if it exists.
     pub(crate) fn namespace_name(&self, ns: u32) -> Option<String> {
-        if ns == DEFAULT_NAMESPACE {
+        if self.is_default(ns) {
             return Some(String::new());
         }
         self.namespace_entry(ns).map(|n| n.name.clone())
@@ -54,6 +71,40 @@ impl State {
             .ok()
             .and_then(|i| list.get(i))
     }
+}
+
+/// Where the keyspace with handle id `handle` is stored in `manifest` (see [`MovedKeyspace`]).
+fn moved_to(manifest: &Manifest, handle: u32) -> u32 {
+    let moved = &manifest.moved_keyspaces;
+    moved
+        .binary_search_by_key(&handle, |m| m.handle)
+        .map_or(handle, |i| moved[i].id)
+}
+
+/// The handle id of the keyspace stored under `id`: the id it was created with.
+fn handle_of(manifest: &Manifest, id: u32) -> u32 {
+    manifest
+        .moved_keyspaces
+        .iter()
+        .find(|m| m.id == id)
+        .map_or(id, |m| m.handle)
+}
+
+/// A fresh namespace id from `manifest`, or an error once they are used up.
+fn next_id(manifest: &mut Manifest) -> Result<u32> {
+    let id = manifest.next_namespace_id.max(1);
+    if id >= CALL_RECORD_NS {
+        return Err(Error::invalid("no namespace ids left"));
+    }
+    manifest.next_namespace_id = id + 1;
+    Ok(id)
+}
+
+/// Put `id` in the dropped list, kept in id order (compaction looks ids up by binary search).
+fn drop_id(manifest: &mut Manifest, id: u32) {
+    let dropped = &mut manifest.dropped_namespaces;
+    let at = dropped.binary_search(&id).unwrap_or_else(|i| i);
+    dropped.insert(at, id);
 }
 
 fn validate_name(name: &str) -> Result<()> {
@@ -73,7 +124,7 @@ fn validate_options(o: &NamespaceOptions) -> Result<()> {
 }
 
 impl Inner {
-    /// The id of namespace `name`, creating it (or changing its options, when `options` is
+    /// The handle id of namespace `name`, creating it (or changing its options, when `options` is
     /// given and differs) in one manifest commit.
     pub(crate) async fn ensure_namespace(
         &self,
@@ -99,7 +150,7 @@ impl Inner {
                 o.default_ttl_ms == n.default_ttl_ms && o.max_ttl_ms == n.max_ttl_ms
             });
             if unchanged {
-                return Ok(n.id);
+                return Ok(handle_of(&self.state.borrow().manifest, n.id));
             }
         }
         let id = self
@@ -111,14 +162,11 @@ impl Inner {
                         Some(n) => {
                             n.default_ttl_ms = o.default_ttl_ms;
                             n.max_ttl_ms = o.max_ttl_ms;
-                            n.id
+                            let id = n.id;
+                            handle_of(&manifest, id)
                         }
                         None => {
-                            let id = manifest.next_namespace_id.max(1);
-                            if id >= CALL_RECORD_NS {
-                                return Err(Error::invalid("no namespace ids left"));
-                            }
-                            manifest.next_namespace_id = id + 1;
+                            let id = next_id(&mut manifest)?;
                             manifest.namespaces.push(NamespaceEntry {
                                 id,
                                 name: String::from(name),
@@ -153,10 +201,9 @@ impl Inner {
                         return Ok(None);
                     };
                     let entry = manifest.namespaces.remove(pos);
-                    // In id order: compaction looks ids up by binary search.
-                    let dropped = &mut manifest.dropped_namespaces;
-                    let at = dropped.binary_search(&entry.id).unwrap_or_else(|i| i);
-                    dropped.insert(at, entry.id);
+                    drop_id(&mut manifest, entry.id);
+                    // Its handles find no keyspace any more (their handle id is dropped too).
+                    manifest.moved_keyspaces.retain(|m| m.id != entry.id);
                     let commit = manifest_commit(st, &manifest, Vec::new(), Vec::new());
                     Ok(Some((commit, manifest)))
                 },
@@ -164,6 +211,49 @@ impl Inner {
             )
             .await?;
         Ok(dropped.is_some())
+    }
+
+    /// Remove every key of the keyspace with handle id `handle` in one manifest commit: its rows'
+    /// namespace id is dropped (compaction reclaims them, as for a dropped namespace; the purge
+    /// reports none of them) and the keyspace gets a fresh id. `false`, committing nothing, if an
+    /// expiry may have come due (its event is owed: the caller purges, then tries again).
+    /// `Closed` if the namespace was dropped.
+    pub(crate) async fn clear_keyspace(&self, handle: u32) -> Result<bool> {
+        let _guard = self.manifest_lock.lock().await;
+        let now = self.clock.now()?;
+        let cleared = self
+            .commit_gated(
+                |st| {
+                    if st.expiry_may_be_due(now) {
+                        return Ok(None);
+                    }
+                    let mut manifest = st.manifest.clone();
+                    let old = moved_to(&manifest, handle);
+                    if handle != DEFAULT_NAMESPACE
+                        && manifest.namespaces.iter().all(|n| n.id != old)
+                    {
+                        return Err(Error::new(ErrorKind::Closed, "the namespace was dropped"));
+                    }
+                    let new = next_id(&mut manifest)?;
+                    if let Some(pos) = manifest.namespaces.iter().position(|n| n.id == old) {
+                        // The new id is the highest, so the list stays in id order.
+                        let mut entry = manifest.namespaces.remove(pos);
+                        entry.id = new;
+                        manifest.namespaces.push(entry);
+                    }
+                    drop_id(&mut manifest, old);
+                    let moved = &mut manifest.moved_keyspaces;
+                    match moved.binary_search_by_key(&handle, |m| m.handle) {
+                        Ok(i) => moved[i].id = new,
+                        Err(i) => moved.insert(i, MovedKeyspace { handle, id: new }),
+                    }
+                    let commit = manifest_commit(st, &manifest, Vec::new(), Vec::new());
+                    Ok(Some((commit, manifest)))
+                },
+                install_manifest,
+            )
+            .await?;
+        Ok(cleared.is_some())
     }
 
     /// The namespaces that exist, with their options.

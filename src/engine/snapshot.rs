@@ -23,15 +23,18 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub(crate) fn take(inner: Rc<Inner>, ns: u32) -> Result<Snapshot> {
-        let (seq, time) = {
+    /// A snapshot of the keyspace with handle id `handle`: it reads the rows the keyspace has
+    /// now, also after a clear moves the keyspace on.
+    pub(crate) fn take(inner: Rc<Inner>, handle: u32) -> Result<Snapshot> {
+        let (ns, seq, time) = {
             let mut st = inner.state.borrow_mut();
             st.check_open()?;
+            let ns = st.keyspace_id(handle);
             st.policy_of(ns, None)?;
             let seq = st.last_seq;
             let time = inner.clock.now()?;
             st.pin(seq, time);
-            (seq, time)
+            (ns, seq, time)
         };
         Ok(Snapshot {
             inner,

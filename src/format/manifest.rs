@@ -6,8 +6,12 @@
 //! | "TKVM" | version u8 | reserved [u8; 3] | writer_epoch u64 | clock_seed i64 | flushed_seq u64 |
 //! | wal_first u64 | next_sst_id u64 | purged_until i64 | next_namespace_id u32 |
 //! | level_count u64 | levels... | namespace_count u64 | namespaces... |
-//! | dropped_count u64 | dropped namespace ids u32... | crc32 u32 |
+//! | dropped_count u64 | dropped namespace ids u32... |
+//! | [ moved_count u64 | moved keyspaces (handle u32, id u32)... ] | crc32 u32 |
 //! ```
+//!
+//! The moved keyspaces are optional: a manifest written before `clear` existed ends after the
+//! dropped namespaces, and one with no keyspace moved is written the same way.
 //!
 //! The field-by-field table is in `docs/format.md`. The page store keeps the encoded manifest
 //! opaque, next to the version its commits compare against; this file knows nothing of that.
@@ -47,6 +51,17 @@ pub struct NamespaceEntry {
     pub max_ttl_ms: Option<u64>,
 }
 
+/// A keyspace whose keys were cleared: its rows are stored under a new namespace id from then
+/// on. Handles name a keyspace by the id it was created with (0 for the default one), which a
+/// clear does not change; this maps it to where its rows are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MovedKeyspace {
+    /// The id the keyspace's handles use: the namespace's first id, 0 for the default one.
+    pub handle: u32,
+    /// The namespace id its rows are stored under now.
+    pub id: u32,
+}
+
 /// The database's root record.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Manifest {
@@ -71,6 +86,8 @@ pub struct Manifest {
     pub namespaces: Vec<NamespaceEntry>,
     /// Namespaces dropped whose rows may still be in SSTs (compaction removes them).
     pub dropped_namespaces: Vec<u32>,
+    /// Keyspaces that were cleared, in handle order (see [`MovedKeyspace`]).
+    pub moved_keyspaces: Vec<MovedKeyspace>,
 }
 
 impl Manifest {
@@ -88,6 +105,8 @@ impl Manifest {
                 + names
                 + 8
                 + self.dropped_namespaces.len() * 4
+                + 8
+                + self.moved_keyspaces.len() * 8
                 + CHECKSUM_LEN,
         );
         out.extend_from_slice(&MANIFEST_MAGIC);
@@ -125,6 +144,13 @@ impl Manifest {
         put_len_u64(&mut out, self.dropped_namespaces.len());
         for id in &self.dropped_namespaces {
             put_u32(&mut out, *id);
+        }
+        if !self.moved_keyspaces.is_empty() {
+            put_len_u64(&mut out, self.moved_keyspaces.len());
+            for moved in &self.moved_keyspaces {
+                put_u32(&mut out, moved.handle);
+                put_u32(&mut out, moved.id);
+            }
         }
         seal(&mut out);
         out
@@ -192,7 +218,17 @@ fn decode_manifest(bytes: &[u8]) -> Result<Manifest> {
     for _ in 0..dropped_count {
         dropped_namespaces.push(r.u32("dropped namespace id")?);
     }
-    r.finish("the dropped namespaces")?;
+    let mut moved_keyspaces = Vec::new();
+    if !r.is_empty() {
+        let moved_count = r.u64("moved keyspace count")?;
+        moved_keyspaces.reserve(r.capacity_for(moved_count, 8));
+        for _ in 0..moved_count {
+            let handle = r.u32("moved keyspace handle")?;
+            let id = r.u32("moved keyspace id")?;
+            moved_keyspaces.push(MovedKeyspace { handle, id });
+        }
+    }
+    r.finish("the moved keyspaces")?;
     Ok(Manifest {
         writer_epoch,
         clock_seed,
@@ -204,6 +240,7 @@ fn decode_manifest(bytes: &[u8]) -> Result<Manifest> {
         levels,
         namespaces,
         dropped_namespaces,
+        moved_keyspaces,
     })
 }
 
@@ -238,6 +275,7 @@ mod tests {
                 },
             ],
             dropped_namespaces: vec![3, 5],
+            moved_keyspaces: vec![MovedKeyspace { handle: 0, id: 6 }],
         }
     }
 

@@ -31,7 +31,7 @@ pub mod wal;
 pub use checksum::{crc32, seal, unseal};
 pub use data_page::{DataPage, DataPageBuilder};
 pub use key_filter::{key_hash, KeyFilter};
-pub use manifest::{Manifest, NamespaceEntry};
+pub use manifest::{Manifest, MovedKeyspace, NamespaceEntry};
 pub use row::{
     decode_row, decode_row_key, encode_row, encoded_row_len, row_order, Row, RowFeatures, RowRef,
     FLAG_HAS_EXPIRE, FLAG_TOMBSTONE,

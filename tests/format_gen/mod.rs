@@ -9,8 +9,8 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use ttlkv::format::{
     encode_wal_batch, encode_wal_page, expiry_percentiles, key_hash, row_order, seal,
-    DataPageBuilder, KeyFilter, Manifest, NamespaceEntry, PageRef, Row, RowFeatures, RowRef,
-    SstMeta, FORMAT_VERSION,
+    DataPageBuilder, KeyFilter, Manifest, MovedKeyspace, NamespaceEntry, PageRef, Row, RowFeatures,
+    RowRef, SstMeta, FORMAT_VERSION,
 };
 
 /// Keys from a small alphabet, so that rows often share a key.
@@ -172,6 +172,7 @@ pub fn manifest() -> impl Strategy<Value = Manifest> {
             any::<i64>(),
             any::<u32>(),
             prop::collection::vec(any::<u32>(), 0..4),
+            prop::collection::vec((any::<u32>(), any::<u32>()), 0..3),
         ),
     )
         .prop_map(
@@ -179,7 +180,7 @@ pub fn manifest() -> impl Strategy<Value = Manifest> {
                 (writer_epoch, clock_seed, flushed_seq, wal_first, next_sst_id),
                 levels,
                 namespaces,
-                (purged_until, next_namespace_id, dropped_namespaces),
+                (purged_until, next_namespace_id, dropped_namespaces, moved),
             )| {
                 Manifest {
                     writer_epoch,
@@ -192,6 +193,10 @@ pub fn manifest() -> impl Strategy<Value = Manifest> {
                     levels,
                     namespaces,
                     dropped_namespaces,
+                    moved_keyspaces: moved
+                        .into_iter()
+                        .map(|(handle, id)| MovedKeyspace { handle, id })
+                        .collect(),
                 }
             },
         )

@@ -383,6 +383,39 @@ test("namespaces: separate keyspaces, default and max TTL, drop", async () => {
   assert.equal(await db.get("code"), "default ns");
 });
 
+test("clear() empties one keyspace in one commit, whatever its size; the handle keeps working", async () => {
+  const adapter = mapAdapter();
+  const clock = fakeClock();
+  const db = await open("clear", { storage: adapter, clock, maintenance: "manual" });
+  const sessions = db.namespace("sessions");
+  const events = [];
+  db.on("expire", (e) => events.push(e.key));
+  await db.batch(Array.from({ length: 2_000 }, (_, i) => ({ type: "put", key: `k${i}`, value: i, ...(i < 10 ? { ttlMs: 1_000 } : {}) })));
+  await sessions.put("s", "kept");
+  await db.flush();
+  clock.advance(2_000);
+  const commits = adapter.commits;
+  await db.clear();
+  // The ten keys that had expired are reported (the clear purges what is due first); the purge
+  // and the clear are the only commits.
+  assert.equal(events.length, 10);
+  assert.ok(adapter.commits - commits <= 2, `${adapter.commits - commits} commits`);
+  assert.equal(await db.get("k500"), undefined);
+  assert.equal(await sessions.get("s"), "kept");
+  await db.put("k1", "again");
+  const keys = [];
+  for await (const e of db.scan()) keys.push(e.key);
+  assert.deepEqual(keys, ["k1"]);
+  await sessions.clear();
+  assert.equal(await sessions.get("s"), undefined);
+  assert.equal(events.length, 10, "no events for the keys a clear removed");
+  await db.close();
+  const reopened = await open("clear", { storage: adapter, clock, maintenance: "manual" });
+  assert.equal(await reopened.get("k1"), "again");
+  assert.equal(await reopened.get("k2"), undefined);
+  await reopened.close();
+});
+
 test("namespace() handles made by the thousand do not pile up engine handles", async () => {
   const { db } = await fresh();
   for (let i = 0; i < 50_000; i++) await db.namespace("hot").put("k", i);

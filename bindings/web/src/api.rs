@@ -502,6 +502,17 @@ impl WasmDb {
         })
     }
 
+    /// `clear(withExpired)` → the purge report of `purgeExpired` for the keys that were due
+    /// before the clear (it purges them first); every key of this keyspace is then gone in one
+    /// commit.
+    pub fn clear(&self, with_expired: bool) -> JsValue {
+        let db = self.db.clone();
+        promise(async move {
+            let r = db.clear().await.map_err(fail)?;
+            Ok(JsValue::from(purge_object(&r, with_expired)))
+        })
+    }
+
     /// A snapshot of this namespace now.
     pub fn snapshot(&self) -> JsResult<WasmSnapshot> {
         let snapshot = self.db.snapshot().map_err(fail)?;
