@@ -1,9 +1,9 @@
 // The demo page: a session/cache store in IndexedDB, used through the npm package as an app would
-// (its one shipped module, bindings/js/ttlkv.min.js, built by scripts/build-package.sh).
+// (the browser entry, bindings/js/dist/index.js, built by scripts/build-package.sh).
 // Traffic writes sessions with TTLs; the page shows keys counting down, the LSM tree with each
 // SST's expiry percentiles, what the engine does (flushes, purges, compactions), and the expire
 // events that automatic maintenance fires. Everything shown is read back from the store.
-import { open, destroy } from "../bindings/js/ttlkv.min.js";
+import { open, destroy } from "../bindings/js/dist/index.js";
 
 const NAME = "ttlkv-demo";
 const $ = (id) => document.getElementById(id);

@@ -45,7 +45,8 @@ function checkSource(options) {
   const value = o[kind];
   const ok =
     kind === "module"
-      ? value instanceof WebAssembly.Module
+      ? // Also a module compiled in another realm (a host may compile it outside the worker).
+        Object.prototype.toString.call(value) === "[object WebAssembly.Module]"
       : kind === "bytes"
         ? value instanceof ArrayBuffer || ArrayBuffer.isView(value)
         : typeof value === "string" || value instanceof URL;
@@ -83,7 +84,13 @@ function load() {
       const source = given ?? fallback;
       if (!source) throw new Error("this entry cannot find the engine: call init({ module | bytes | url }) first");
       const { module, bytes, url } = await source();
-      await initWasm({ module_or_path: module ?? bytes ?? url });
+      // A module (or bytes) handed over is checked before the glue takes it: the glue keeps the
+      // first instance it makes, so one of another module would stay broken for every retry.
+      const compiled = module ?? (bytes && (await WebAssembly.compile(bytes)));
+      if (compiled && !WebAssembly.Module.exports(compiled).some((e) => e.name === "openDb")) {
+        throw new Error("the WebAssembly module given is not the ttlkv engine (it exports no openDb)");
+      }
+      await initWasm({ module_or_path: compiled ?? url });
       loaded = true;
     })().catch((e) => {
       loading = undefined;

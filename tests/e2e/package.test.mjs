@@ -60,15 +60,28 @@ async function page(url, ready) {
   return { p, errors };
 }
 
-test("the packed package holds the engine, one JS module and the type declarations, nothing else", () => {
+test("the packed package holds what its exports name: the engine, the core, an entry per runtime, the adapters and their types", () => {
   const files = tarball.files.map((f) => f.path).sort();
-  assert.deepEqual(files, ["README.md", "bindings/js/index.d.ts", "bindings/js/pkg/ttlkv_web_bg.wasm", "bindings/js/ttlkv.min.js", "package.json"]);
-  const wasm = readFileSync(path.join(installed, "bindings/js/pkg/ttlkv_web_bg.wasm"));
-  const js = readFileSync(path.join(installed, "bindings/js/ttlkv.min.js"), "utf8");
-  assert.ok(!/^\s*import\s|\bfrom\s*["']\.\.?\//m.test(js), "the module imports no other file of the package");
+  const pkg = JSON.parse(readFileSync(path.join(installed, "package.json"), "utf8"));
+  const named = Object.values(pkg.exports)
+    .flatMap((e) => (typeof e === "string" ? [e] : Object.values(e)))
+    .map((f) => f.replace(/^\.\//, ""));
+  for (const file of named) assert.ok(files.includes(file), `${file} is named by "exports" but not packed`);
+  for (const file of files) {
+    const shipped = file.startsWith("bindings/js/dist/") || file.endsWith(".d.ts") || file === "README.md" || file === "package.json";
+    assert.ok(shipped, `${file} should not be packed`);
+  }
+  assert.ok(files.includes("bindings/js/dist/pkg/ttlkv_web_bg.wasm"));
+  // What a browser loads: its entry, the core (which imports nothing else) and the engine.
+  const wasm = readFileSync(path.join(installed, "bindings/js/dist/pkg/ttlkv_web_bg.wasm"));
+  const entry = readFileSync(path.join(installed, "bindings/js/dist/index.js"), "utf8");
+  const core = readFileSync(path.join(installed, "bindings/js/dist/core.js"), "utf8");
+  assert.ok(!/\bfrom\s*["']/.test(core) && !/\bimport\s*["']/.test(core), "the core imports no other file");
+  const js = entry + core;
   console.log(
-    `package: tarball ${tarball.size} B, unpacked ${tarball.unpackedSize} B; wasm ${wasm.length} B ` +
-      `(${gzipSync(wasm, { level: 9 }).length} B gzipped), JS ${js.length} B (${gzipSync(js, { level: 9 }).length} B gzipped)`,
+    `package: tarball ${tarball.size} B, unpacked ${tarball.unpackedSize} B; browser: wasm ${wasm.length} B ` +
+      `(${gzipSync(wasm, { level: 9 }).length} B gzipped), JS ${js.length} B ` +
+      `(${gzipSync(entry, { level: 9 }).length + gzipSync(core, { level: 9 }).length} B gzipped)`,
   );
 });
 
@@ -115,7 +128,7 @@ test("the type declarations check a program that uses every method, imported by 
 });
 
 test("the package's JS test suite passes against the installed package", () => {
-  const entry = pathToFileURL(path.join(installed, "bindings/js/ttlkv.min.js")).href;
+  const entry = pathToFileURL(path.join(installed, "bindings/js/dist/node.js")).href;
   const out = run(process.execPath, ["--test", "--test-reporter=tap", path.join(root, "tests/js")], root, { TTLKV_PACKAGE: entry });
   const passed = /# pass (\d+)/.exec(out)?.[1];
   const failed = /# fail (\d+)/.exec(out)?.[1];

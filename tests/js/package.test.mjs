@@ -12,7 +12,7 @@ import { fsAdapter } from "../../bindings/web/tests/support/fs_adapter.mjs";
 // TTLKV_PACKAGE points these tests at an installed copy of the package (the end-to-end tests
 // run them against the packed tarball); by default they test the working tree.
 import { fakeClock, mapAdapter, T0 } from "./helpers.mjs";
-const { open, destroy, TtlKvError } = await import(process.env.TTLKV_PACKAGE ?? "../../bindings/js/node.js");
+const { open, destroy, init, TtlKvError } = await import(process.env.TTLKV_PACKAGE ?? "../../bindings/js/node.js");
 
 // Garbage collection on demand, for the tests of what is freed when the app drops an object.
 setFlagsFromString("--expose-gc");
@@ -738,6 +738,44 @@ test("bad input is a TtlKvError with the right code, never a crash", async () =>
   assert.equal(await db.get("still"), "works");
   await db.close();
   await rejects(db.put("k", "v"), "CLOSED");
+});
+
+test("init() takes exactly one of module, bytes, url, each of its type; once the engine is loaded it changes nothing", async () => {
+  await rejects(init(), "INVALID_ARGUMENT");
+  await rejects(init({}), "INVALID_ARGUMENT");
+  await rejects(init({ module: {} }), "INVALID_ARGUMENT");
+  await rejects(init({ bytes: "wasm" }), "INVALID_ARGUMENT");
+  await rejects(init({ url: 42 }), "INVALID_ARGUMENT");
+  await rejects(init({ bytes: new Uint8Array(8), url: "x.wasm" }), "INVALID_ARGUMENT");
+  await rejects(init({ wasm: new Uint8Array(8) }), "INVALID_ARGUMENT");
+  const { db } = await fresh();
+  // Loaded already: not bytes that are no engine at all make it fail now.
+  await init({ bytes: new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]) });
+  await db.put("k", "v");
+  assert.equal(await db.get("k"), "v");
+  await db.close();
+});
+
+test("init({ bytes }) before the first open() is how the engine is loaded; a bad one is UNSUPPORTED and the next init loads", async () => {
+  // A fresh copy of the package (its own module instance), without the engine file beside it.
+  const dir = mkdtempSync(path.join(tmpdir(), "ttlkv-init-"));
+  try {
+    for (const file of ["node.js", "core.js"]) {
+      writeFileSync(path.join(dir, file), readFileSync(new URL(`../../bindings/js/dist/${file}`, import.meta.url)));
+    }
+    const pkg = await import(path.join(dir, "node.js"));
+    const bad = await pkg.init({ bytes: new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]) }).then(() => undefined, (e) => e);
+    assert.equal(bad?.code, "UNSUPPORTED");
+    assert.ok(bad.cause, "the cause is kept");
+    const bytes = readFileSync(new URL("../../bindings/js/dist/pkg/ttlkv_web_bg.wasm", import.meta.url));
+    await pkg.init({ bytes });
+    const db = await pkg.open("init-bytes", { storage: "memory" });
+    await db.put("k", "v");
+    assert.equal(await db.get("k"), "v");
+    await db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("an engine that cannot be loaded is UNSUPPORTED with its cause, and the next open() loads it again", async () => {

@@ -1,5 +1,5 @@
 // A module worker with no bundler: imports the package's files directly.
-import { open } from "/ttlkv/bindings/js/ttlkv.min.js";
+import { open } from "/ttlkv/bindings/js/dist/index.js";
 
 self.onmessage = async (e) => {
   try {
