@@ -6,6 +6,7 @@
 # installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build -p ttlkv-web --features conformance --target wasm32-unknown-unknown --release
+# The package's profile: only ttlkv-web is built again (with the feature), not the core.
+cargo build -p ttlkv-web --features conformance --target wasm32-unknown-unknown --profile wasm-release
 wasm-bindgen --target web --out-dir target/conformance-pkg --no-typescript --omit-default-module-path \
-  target/wasm32-unknown-unknown/release/ttlkv_web.wasm
+  target/wasm32-unknown-unknown/wasm-release/ttlkv_web.wasm

@@ -4,8 +4,9 @@
 # chromedriver, the end-to-end tests' npm packages), then runs formatting and lint checks, the
 # no_std build, the native tests (unit, behaviour, model-based, crash, format properties), builds
 # the npm package's engine, runs the wasm tests in Node and in headless Chromium (IndexedDB), the
-# package's JS tests, and the end-to-end tests of the packed package (Node, TypeScript, Vite,
-# plain script modules and workers in headless Chromium).
+# package's JS tests, the packed package in the runtimes it names (Deno, workerd, Vercel Edge)
+# with its storage adapters and its Keyv store, and the end-to-end tests of the packed package
+# (Node, TypeScript, Vite, plain script modules and workers in headless Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -76,6 +77,15 @@ cargo clippy -p ttlkv-web --target wasm32-unknown-unknown --all-targets -- -D wa
 
 step "JS tests of the package (node --test)"
 node --test tests/js/
+
+step "the package in every runtime it names: Deno, workerd, Vercel Edge, Node files; the adapters; Keyv"
+# The runtimes come from npm (root devDependencies: Deno, workerd, @edge-runtime/vm, Keyv and its
+# test suite); `npm install` is quick when they are there already.
+npm install --no-audit --no-fund
+# A test build of the engine with the page-store conformance suite callable from JS, to check
+# each adapter in its own runtime.
+bash scripts/build-conformance.sh
+node --test tests/runtimes/
 
 step "end-to-end: the packed package in a scratch project (Node, tsc, Vite + Chromium, plain modules, workers)"
 if [ ! -d tests/e2e/node_modules/vite ] || [ ! -d tests/e2e/node_modules/playwright-core ] \
