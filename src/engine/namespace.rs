@@ -124,6 +124,30 @@ fn validate_options(o: &NamespaceOptions) -> Result<()> {
 }
 
 impl Inner {
+    /// Commit the manifest `change` makes of the current one (`None`: nothing to change) and
+    /// install it; `true` if it was committed. The namespace changes all go through here, so
+    /// that the commit path exists once in the wasm module.
+    async fn change_manifest(
+        &self,
+        change: &dyn Fn(&State) -> Result<Option<Manifest>>,
+    ) -> Result<bool> {
+        let _guard = self.manifest_lock.lock().await;
+        let changed = self
+            .commit_gated(
+                |st| {
+                    Ok(change(st)?.map(|manifest| {
+                        (
+                            manifest_commit(st, &manifest, Vec::new(), Vec::new()),
+                            manifest,
+                        )
+                    }))
+                },
+                install_manifest,
+            )
+            .await?;
+        Ok(changed.is_some())
+    }
+
     /// The handle id of namespace `name`, creating it (or changing its options, when `options` is
     /// given and differs) in one manifest commit.
     pub(crate) async fn ensure_namespace(
@@ -135,82 +159,56 @@ impl Inner {
         if let Some(o) = &options {
             validate_options(o)?;
         }
-        let _guard = self.manifest_lock.lock().await;
-        let existing = {
-            let st = self.state.borrow();
-            st.check_writable()?;
-            st.manifest
-                .namespaces
-                .iter()
-                .find(|n| n.name == name)
-                .cloned()
-        };
-        if let Some(n) = &existing {
-            let unchanged = options.is_none_or(|o| {
-                o.default_ttl_ms == n.default_ttl_ms && o.max_ttl_ms == n.max_ttl_ms
-            });
-            if unchanged {
-                return Ok(handle_of(&self.state.borrow().manifest, n.id));
+        self.state.borrow().check_writable()?;
+        self.change_manifest(&|st| {
+            let mut manifest = st.manifest.clone();
+            let o = options.unwrap_or_default();
+            match manifest.namespaces.iter_mut().find(|n| n.name == name) {
+                Some(_) if options.is_none() => return Ok(None),
+                Some(n) if o.default_ttl_ms == n.default_ttl_ms && o.max_ttl_ms == n.max_ttl_ms => {
+                    return Ok(None);
+                }
+                Some(n) => {
+                    n.default_ttl_ms = o.default_ttl_ms;
+                    n.max_ttl_ms = o.max_ttl_ms;
+                }
+                None => {
+                    let id = next_id(&mut manifest)?;
+                    manifest.namespaces.push(NamespaceEntry {
+                        id,
+                        name: String::from(name),
+                        default_ttl_ms: o.default_ttl_ms,
+                        max_ttl_ms: o.max_ttl_ms,
+                    });
+                }
             }
-        }
-        let id = self
-            .commit_gated(
-                |st| {
-                    let mut manifest = st.manifest.clone();
-                    let o = options.unwrap_or_default();
-                    let id = match manifest.namespaces.iter_mut().find(|n| n.name == name) {
-                        Some(n) => {
-                            n.default_ttl_ms = o.default_ttl_ms;
-                            n.max_ttl_ms = o.max_ttl_ms;
-                            let id = n.id;
-                            handle_of(&manifest, id)
-                        }
-                        None => {
-                            let id = next_id(&mut manifest)?;
-                            manifest.namespaces.push(NamespaceEntry {
-                                id,
-                                name: String::from(name),
-                                default_ttl_ms: o.default_ttl_ms,
-                                max_ttl_ms: o.max_ttl_ms,
-                            });
-                            id
-                        }
-                    };
-                    let commit = manifest_commit(st, &manifest, Vec::new(), Vec::new());
-                    Ok(Some((commit, (manifest, id))))
-                },
-                |st, (manifest, id)| {
-                    install_manifest(st, manifest);
-                    id
-                },
-            )
-            .await?;
-        id.ok_or_else(|| Error::storage("namespace commit did nothing"))
+            Ok(Some(manifest))
+        })
+        .await?;
+        let st = self.state.borrow();
+        let manifest = &st.manifest;
+        let entry = manifest.namespaces.iter().find(|n| n.name == name);
+        entry
+            .map(|n| handle_of(manifest, n.id))
+            .ok_or_else(|| Error::new(ErrorKind::Closed, "the namespace was dropped meanwhile"))
     }
 
     /// Drop namespace `name`: `false` if there is none. Its keys are gone at once for every
     /// reader; compaction reclaims their space.
     pub(crate) async fn drop_namespace(&self, name: &str) -> Result<bool> {
         validate_name(name)?;
-        let _guard = self.manifest_lock.lock().await;
-        let dropped = self
-            .commit_gated(
-                |st| {
-                    let mut manifest = st.manifest.clone();
-                    let Some(pos) = manifest.namespaces.iter().position(|n| n.name == name) else {
-                        return Ok(None);
-                    };
-                    let entry = manifest.namespaces.remove(pos);
-                    drop_id(&mut manifest, entry.id);
-                    // Its handles find no keyspace any more (their handle id is dropped too).
-                    manifest.moved_keyspaces.retain(|m| m.id != entry.id);
-                    let commit = manifest_commit(st, &manifest, Vec::new(), Vec::new());
-                    Ok(Some((commit, manifest)))
-                },
-                install_manifest,
-            )
-            .await?;
-        Ok(dropped.is_some())
+        self.change_manifest(&|st| {
+            let mut manifest = st.manifest.clone();
+            let Some(pos) = manifest.namespaces.iter().position(|n| n.name == name) else {
+                return Ok(None);
+            };
+            let entry = manifest.namespaces.remove(pos);
+            drop_id(&mut manifest, entry.id);
+            // Its handles find no keyspace any more (their handle id is dropped too).
+            manifest.moved_keyspaces.retain(|m| m.id != entry.id);
+            Ok(Some(manifest))
+        })
+        .await
     }
 
     /// Remove every key of the keyspace with handle id `handle` in one manifest commit: its rows'
@@ -219,41 +217,32 @@ impl Inner {
     /// expiry may have come due (its event is owed: the caller purges, then tries again).
     /// `Closed` if the namespace was dropped.
     pub(crate) async fn clear_keyspace(&self, handle: u32) -> Result<bool> {
-        let _guard = self.manifest_lock.lock().await;
         let now = self.clock.now()?;
-        let cleared = self
-            .commit_gated(
-                |st| {
-                    if st.expiry_may_be_due(now) {
-                        return Ok(None);
-                    }
-                    let mut manifest = st.manifest.clone();
-                    let old = moved_to(&manifest, handle);
-                    if handle != DEFAULT_NAMESPACE
-                        && manifest.namespaces.iter().all(|n| n.id != old)
-                    {
-                        return Err(Error::new(ErrorKind::Closed, "the namespace was dropped"));
-                    }
-                    let new = next_id(&mut manifest)?;
-                    if let Some(pos) = manifest.namespaces.iter().position(|n| n.id == old) {
-                        // The new id is the highest, so the list stays in id order.
-                        let mut entry = manifest.namespaces.remove(pos);
-                        entry.id = new;
-                        manifest.namespaces.push(entry);
-                    }
-                    drop_id(&mut manifest, old);
-                    let moved = &mut manifest.moved_keyspaces;
-                    match moved.binary_search_by_key(&handle, |m| m.handle) {
-                        Ok(i) => moved[i].id = new,
-                        Err(i) => moved.insert(i, MovedKeyspace { handle, id: new }),
-                    }
-                    let commit = manifest_commit(st, &manifest, Vec::new(), Vec::new());
-                    Ok(Some((commit, manifest)))
-                },
-                install_manifest,
-            )
-            .await?;
-        Ok(cleared.is_some())
+        self.change_manifest(&|st| {
+            if st.expiry_may_be_due(now) {
+                return Ok(None);
+            }
+            let mut manifest = st.manifest.clone();
+            let old = moved_to(&manifest, handle);
+            if handle != DEFAULT_NAMESPACE && manifest.namespaces.iter().all(|n| n.id != old) {
+                return Err(Error::new(ErrorKind::Closed, "the namespace was dropped"));
+            }
+            let new = next_id(&mut manifest)?;
+            if let Some(pos) = manifest.namespaces.iter().position(|n| n.id == old) {
+                // The new id is the highest, so the list stays in id order.
+                let mut entry = manifest.namespaces.remove(pos);
+                entry.id = new;
+                manifest.namespaces.push(entry);
+            }
+            drop_id(&mut manifest, old);
+            let moved = &mut manifest.moved_keyspaces;
+            match moved.binary_search_by_key(&handle, |m| m.handle) {
+                Ok(i) => moved[i].id = new,
+                Err(i) => moved.insert(i, MovedKeyspace { handle, id: new }),
+            }
+            Ok(Some(manifest))
+        })
+        .await
     }
 
     /// The namespaces that exist, with their options.
