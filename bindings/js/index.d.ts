@@ -1,7 +1,8 @@
-// TypeScript declarations for the npm package `ttlkv` (its entry, bindings/js/index.js, which the
-// package ships bundled and minified as bindings/js/ttlkv.min.js).
-// These declarations are the package's API reference: what index.js accepts and returns.
-// Runtime exports: open, destroy, TtlKvError, CODES. Everything else here is a type.
+// TypeScript declarations for the npm package `ttlkv`: every entry package.json picks by export
+// condition (browsers and bundlers, node, deno, workerd, edge-light) exports the same API, from
+// bindings/js/core.js; the package ships them minified in bindings/js/dist.
+// These declarations are the package's API reference: what the entries accept and return.
+// Runtime exports: open, destroy, init, TtlKvError, CODES. Everything else here is a type.
 
 // ---------------------------------------------------------------------------------------------
 // Keys and values
@@ -812,3 +813,25 @@ export declare function open(name: string, options?: OpenOptions): Promise<Db>;
  *   `UNSUPPORTED` (an adapter, or `"indexeddb"` where there is no IndexedDB), `STORAGE`.
  */
 export declare function destroy(name: string, options?: DestroyOptions): Promise<void>;
+
+/**
+ * Where {@link init} takes the engine from: exactly one of a compiled `WebAssembly.Module`
+ * (workerd and Vercel Edge import a `.wasm` as one), its bytes, or a URL to fetch it from.
+ */
+export type EngineSource =
+  | { module: WebAssembly.Module; bytes?: undefined; url?: undefined }
+  | { bytes: ArrayBuffer | ArrayBufferView; module?: undefined; url?: undefined }
+  | { url: string | URL; module?: undefined; bytes?: undefined };
+
+/**
+ * Load the WebAssembly engine from `source` instead of the way this runtime's entry finds it, for
+ * hosts and bundlers that hand it over. Not needed otherwise: the first {@link open} loads the
+ * engine (never the import). Call it before the first `open()`; once the engine is loaded it
+ * changes nothing.
+ *
+ * @throws {@link TtlKvError} rejects with `INVALID_ARGUMENT` (not exactly one of module, bytes,
+ *   url, or one of the wrong type) or `UNSUPPORTED` (the engine could not be loaded here, e.g. a
+ *   runtime that compiles no wasm from bytes, or a module that is not the ttlkv engine; `cause`
+ *   says why). A failed load is not kept: the next `init` or `open` tries again.
+ */
+export declare function init(source: EngineSource): Promise<void>;

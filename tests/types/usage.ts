@@ -3,7 +3,7 @@
 // Every declared API is used in a type-correct way, and the `@ts-expect-error` lines prove that
 // misuse is rejected (tsc fails if such a line has no error).
 
-import { open, destroy, TtlKvError, CODES } from "../../bindings/js/index.js";
+import { open, destroy, init, TtlKvError, CODES } from "../../bindings/js/index.js";
 import type {
   BatchOp,
   Db,
@@ -186,6 +186,12 @@ async function main(): Promise<void> {
   await db.namespace("cache").put("k", "v");
   await db.namespace("cleared", { defaultTtlMs: null, maxTtlMs: null }).get("k");
   const dropped: boolean = await db.dropNamespace("otp");
+  const clearResult: void = await db.clear();
+  void clearResult;
+  await db.namespace("carts").clear();
+  await init({ bytes: new Uint8Array(8) });
+  await init({ url: new URL("https://example.test/ttlkv.wasm") });
+  await init({ module: new WebAssembly.Module(new Uint8Array(8)) });
   void sameKind, dropped;
 
   // --- maintenance, stats, events, close ------------------------------------------------------
@@ -291,6 +297,10 @@ async function main(): Promise<void> {
   await snap.put("k", "v");
   // @ts-expect-error a namespace name is a string
   db.namespace(7);
+  // @ts-expect-error init takes one source
+  await init({ bytes: new Uint8Array(8), url: "x.wasm" });
+  // @ts-expect-error clear takes no argument
+  await db.clear("k");
   // @ts-expect-error stats are read through a promise
   void db.stats().memtableBytes;
 }
