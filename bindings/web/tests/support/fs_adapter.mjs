@@ -1,90 +1,17 @@
-// A page-store adapter over files with node:fs: the example of an adapter an app writes for its
-// own storage, kept honest by the core's conformance suite (bindings/web/tests/
-// adapter_conformance.rs) and used by the package's Node tests (tests/js/).
-//
-// Layout in `dir`: one file per page (`w_…`, `m_…`, `d_…_…`: the page key with "/" as "_"), the
-// manifest in `MANIFEST` as JSON, and `JOURNAL` while a commit is being applied. A commit is
-// atomic across a crash: its new pages and manifest are first written to temporary files, then a
-// journal naming every step is written and renamed into place (the commit point), then the steps
-// run and the journal is removed. Opening (readManifest) finishes any journal left behind, so a
-// crash leaves either all of a commit or none of it. The version check runs before the commit
-// point, and only one commit of one adapter object runs at a time.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+// The file page store the package ships (`ttlkv/node-fs`, bindings/js/adapters/node-fs.js), under
+// the name the tests import it by: `fsAdapter(dir)` gives the adapter at once. Two kinds of test
+// load this file: the package's Node tests (tests/js/) import it where it is, and the core's
+// conformance suite in Node (adapter_conformance.rs) has wasm-bindgen copy it into a scratch
+// directory and require() it there, where a relative import would find nothing and top-level
+// await is not allowed. So the shipped module is required from the source tree: beside this file,
+// or else from the Cargo package under test (bindings/web, whose directory cargo gives its tests).
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 
-const MANIFEST = "MANIFEST";
-const JOURNAL = "JOURNAL";
-const fileOf = (key) => key.replaceAll("/", "_");
-const keyOf = (file) => file.replaceAll("_", "/");
+const shipped = "js/adapters/node-fs.js";
+const beside = fileURLToPath(new URL(`../../../${shipped}`, import.meta.url));
+const fromCargo = path.join(process.env.CARGO_MANIFEST_DIR ?? process.cwd(), "..", shipped);
 
-export function fsAdapter(dir) {
-  mkdirSync(dir, { recursive: true });
-  const at = (name) => path.join(dir, name);
-  let queue = Promise.resolve();
-  let recovered = false;
-
-  function finishJournal() {
-    if (!existsSync(at(JOURNAL))) return;
-    const { renames, deletes } = JSON.parse(readFileSync(at(JOURNAL), "utf8"));
-    for (const name of deletes) rmSync(at(name), { force: true });
-    for (const [from, to] of renames) if (existsSync(at(from))) renameSync(at(from), at(to));
-    rmSync(at(JOURNAL));
-  }
-  function recover() {
-    if (recovered) return;
-    finishJournal();
-    // Temporary files of a commit that never reached its commit point.
-    for (const name of readdirSync(dir)) if (name.endsWith(".tmp")) rmSync(at(name));
-    recovered = true;
-  }
-  function readManifestNow() {
-    recover();
-    if (!existsSync(at(MANIFEST))) return null;
-    const { version, bytes } = JSON.parse(readFileSync(at(MANIFEST), "utf8"));
-    return { version, bytes: new Uint8Array(Buffer.from(bytes, "base64")) };
-  }
-
-  return {
-    async readManifest() {
-      return readManifestNow();
-    },
-    async getPage(key) {
-      recover();
-      const file = at(fileOf(key));
-      return existsSync(file) ? new Uint8Array(readFileSync(file)) : null;
-    },
-    async listPages(prefix) {
-      recover();
-      const filePrefix = fileOf(prefix);
-      return readdirSync(dir)
-        .filter((name) => name.startsWith(filePrefix) && !name.endsWith(".tmp"))
-        .map(keyOf)
-        .sort();
-    },
-    commit({ expectedVersion, manifest, puts, deletes }) {
-      const step = queue.then(() => {
-        const current = readManifestNow();
-        if ((current ? current.version : 0) !== expectedVersion) {
-          throw Object.assign(new Error(`stored manifest is version ${current ? current.version : 0}`), { code: "FENCED" });
-        }
-        const renames = [];
-        let n = 0;
-        for (const [key, bytes] of puts) {
-          const tmp = `${fileOf(key)}.${n++}.tmp`;
-          writeFileSync(at(tmp), bytes);
-          renames.push([tmp, fileOf(key)]);
-        }
-        if (manifest) {
-          const tmp = `${MANIFEST}.tmp`;
-          writeFileSync(at(tmp), JSON.stringify({ version: manifest.version, bytes: Buffer.from(manifest.bytes).toString("base64") }));
-          renames.push([tmp, MANIFEST]);
-        }
-        writeFileSync(at(`${JOURNAL}.tmp`), JSON.stringify({ renames, deletes: deletes.map(fileOf) }));
-        renameSync(at(`${JOURNAL}.tmp`), at(JOURNAL)); // the commit point
-        finishJournal();
-      });
-      queue = step.catch(() => {});
-      return step;
-    },
-  };
-}
+export const { fileStorage: fsAdapter } = createRequire(import.meta.url)(existsSync(beside) ? beside : fromCargo);
