@@ -17,9 +17,10 @@ pub fn page_store_behaviours() -> Array {
         .collect()
 }
 
-/// Check behaviour `name` on `adapter` (an empty page store). Resolves when it holds; a
-/// behaviour that does not hold panics with a message naming what broke (printed to the
-/// console), which rejects the call and leaves this instance unusable.
+/// Check behaviour `name` on `adapter` (an empty page store). Resolves when it holds. A behaviour
+/// that does not hold panics with a message naming what broke, printed to the console; the
+/// instance then traps (an uncaught `RuntimeError` in the runtime, the call never settles) and is
+/// unusable, so a harness watches for that error and checks what is left in a fresh instance.
 #[wasm_bindgen(js_name = checkPageStore)]
 pub async fn check_page_store(name: String, adapter: Object) -> Result<(), JsValue> {
     console_error_panic_hook::set_once();

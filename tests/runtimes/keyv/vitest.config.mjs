@@ -1,2 +1,2 @@
-// vitest for suite.test.mjs: Node, one file, no watching.
-export default { test: { include: ["suite.test.mjs"], environment: "node", watch: false } };
+// vitest for suite.vitest.mjs: Node, one file, no watching.
+export default { test: { include: ["suite.vitest.mjs"], environment: "node", watch: false } };
