@@ -25,7 +25,7 @@ esbuild() {
 esbuild "$src/core.js" --outfile="$out/core.js"
 # The entries keep their imports of the core, the engine and Node's modules as written.
 for entry in index node workerd edge-light; do
-  esbuild "$src/$entry.js" --external:./core.js --external:./pkg/* --external:node:* --outfile="$out/$entry.js"
+  esbuild "$src/$entry.js" --external:./core.js --external:./pkg/* --external:node:* --external:cloudflare:* --outfile="$out/$entry.js"
 done
 # esbuild does not parse a source-phase import (`import source`): deno.js ships as written.
 cp "$src/deno.js" "$out/deno.js"

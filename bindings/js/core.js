@@ -29,6 +29,15 @@ let given;
 let fallback;
 let loading;
 
+/**
+ * For the entries: how to keep the runtime from ending the work of a maintenance step before it
+ * is done (workerd ends a request's I/O when the request ends, unless told to wait for it).
+ */
+let keepAlive;
+export function useKeepAlive(fn) {
+  keepAlive = fn;
+}
+
 /** For the entries: how this runtime finds the engine when the app does not call `init()`. */
 export function useEngineSource(source) {
   fallback = source;
@@ -374,8 +383,10 @@ class Shared {
       const now = local.root.now();
       if (now >= this.firesAt + STARVED_MS) {
         clearTimeout(this.timer);
-        this.run();
-        return;
+        // The caller's answer waits for the step (LocalEndpoint.call): in a runtime that ends a
+        // request's I/O with the request (workerd), a step left running beside it would be cut
+        // off half-way and hold the engine for every later request.
+        return this.run();
       }
       // Armed for now or earlier: no wake-up can be earlier than that.
       if (this.armedFor <= now) return;
@@ -399,22 +410,27 @@ class Shared {
     }
   }
 
-  async run() {
+  /** Run one maintenance step; the Promise settles (never rejects) when it is done. */
+  run() {
     this.timer = undefined;
     this.armedFor = undefined;
     const local = this.local;
-    if (this.closed || local === undefined) return;
+    if (this.closed || local === undefined) return undefined;
     this.running = true;
-    try {
-      await local.call(null, "maintenance", []);
-      this.failed = false;
-    } catch {
-      // A failed step is retried after a while; the error reaches callers of writes.
-      this.failed = true;
-    } finally {
-      this.running = false;
-    }
-    this.schedule();
+    const step = (async () => {
+      try {
+        await local.call(null, "maintenance", []);
+        this.failed = false;
+      } catch {
+        // A failed step is retried after a while; the error reaches callers of writes.
+        this.failed = true;
+      } finally {
+        this.running = false;
+      }
+      this.schedule();
+    })();
+    keepAlive?.(step);
+    return step;
   }
 
   stop() {

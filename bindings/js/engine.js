@@ -52,7 +52,8 @@ export class LocalEndpoint {
    * @param wantsExpired whether anyone listens for expire events (else purges leave the list
    *   empty: building it costs a fifth of a large purge)
    * @param called called after each call that succeeded, with whether it was a read (the
-   *   automatic maintenance timer is re-armed there)
+   *   automatic maintenance timer is re-armed there); when it gives back a Promise (a step that
+   *   was overdue started), the call's answer waits for it
    */
   constructor(root, publish, wantsExpired, called) {
     this.root = root;
@@ -99,10 +100,13 @@ export class LocalEndpoint {
     const result = ns === null && method !== "snapshot" ? this.run(this.root, method, args) : this.callIn(ns, method, args);
     // Here, where this context's calls and those other tabs forward meet: a write from any tab may
     // bring the next maintenance step (commit, flush, purge) forward.
+    // A maintenance step that was overdue and starts now is waited for (see Shared.schedule).
     const read = READS.has(method);
-    if (result instanceof Promise) return result.then((r) => (this.called(read), r));
-    this.called(read);
-    return result;
+    const settle = (r) => {
+      const step = this.called(read);
+      return step ? step.then(() => r) : r;
+    };
+    return result instanceof Promise ? result.then(settle) : settle(result);
   }
 
   /**
