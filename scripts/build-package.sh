@@ -2,11 +2,10 @@
 # Build the npm package from the matrix in wasm-pack.toml: for each [[target]], build `ttlkv-web`
 # for wasm32 with the target's cargo profile, run wasm-bindgen (the version pinned in
 # bindings/web/Cargo.toml; installed once if missing) into its out_dir, then the [wasm_opt] tool
-# (wasm-opt from npm's binaryen) with its flags. Then esbuild bundles the JS entry
-# (bindings/js/index.js and everything it imports, the wasm-bindgen glue included) into the one
-# minified module the package ships, bindings/js/ttlkv.min.js; it loads the engine from
-# ./pkg/ttlkv_web_bg.wasm beside it. wasm-opt and esbuild are pinned root devDependencies,
-# installed when missing. Prints what the package ships, raw and gzipped.
+# (wasm-opt from npm's binaryen) with its flags. Then scripts/bundle-js.sh bundles the JS (the
+# core with the wasm-bindgen glue, an entry per runtime, the adapters, the Keyv store) into
+# bindings/js/dist, what the package ships, and prints what a browser loads, raw and gzipped.
+# wasm-opt and esbuild are pinned root devDependencies, installed when missing.
 # TTLKV_PROFILE overrides every target's profile (e.g. `dev` for a quick debug build).
 set -euo pipefail
 cd "$(dirname "$0")/.."

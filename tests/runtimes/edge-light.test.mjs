@@ -116,3 +116,24 @@ test("init() there: bytes are refused (no code generation) as UNSUPPORTED with t
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("the README's Next.js edge route runs as written: a per-isolate TTL counter", async () => {
+  // The route module as Next.js builds it for the edge: its GET served for each request.
+  const server = `
+    import { GET } from "./route.js";
+    addEventListener("fetch", (event) => event.respondWith(GET(event.request)));
+  `;
+  const route = readFileSync(path.join(root, "tests/runtimes/edge-light/route.js"), "utf8");
+  const dir = scratchProject({ "app.js": server, "route.js": route });
+  try {
+    const vm = edgeRuntime(await bundle(dir, ["edge-light", "worker", "browser"]));
+    const visit = async (ip) => (await vm.dispatchFetch("https://edge.test/api/visits", { headers: { "x-forwarded-for": ip } })).json();
+    const first = await visit("10.0.0.1");
+    assert.equal(first.visits, 1);
+    assert.ok(first.resetsInMs > 59_000 && first.resetsInMs <= 60_000, JSON.stringify(first));
+    assert.equal((await visit("10.0.0.1")).visits, 2);
+    assert.equal((await visit("10.0.0.2")).visits, 1);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
