@@ -156,6 +156,7 @@ test("a commit crashed at every KV operation (before or after the operation land
       const { before, after, neither } = trials[`${name} ${mode}`];
       const expected = mode === "refused" || mode === "lost-reply" ? ops[name] + 1 : ops[name];
       assert.equal(before + after + neither, expected, `${name} ${mode}: every KV operation was a fault point`);
+      assert.equal(neither, 0, `${name} ${mode}: a fault left a state neither before nor after the commit`);
       assert.ok(before > 0 && after > 0, `${name} ${mode}: faults both before and after the commit point (${before}, ${after})`);
     }
   }

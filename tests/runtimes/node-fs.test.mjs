@@ -368,6 +368,25 @@ test("a lock held by a live process is waited for, then an error naming it; noth
   await db.close();
 });
 
+test("a dead holder's lock that a live process (or an unreadable marker) is breaking is waited for, within the timeout", async () => {
+  const dir = scratchDir("breaking");
+  mkdirSync(dir, { recursive: true });
+  const marker = path.join(dir, "LOCK.dead-holder.break.0");
+  // This live process is the breaker; then a marker that cannot be read (a power loss).
+  for (const breaker of [lockRecord({ token: "breaker" }), ""]) {
+    writeFileSync(path.join(dir, "LOCK"), lockRecord({ pid: deadPid(), token: "dead-holder" }));
+    writeFileSync(marker, breaker);
+    // The loop used to spin on the marker, past its timeout, forever.
+    let timer;
+    const hung = new Promise((resolve) => (timer = setTimeout(() => resolve("still waiting after 10 s"), 10_000)));
+    const e = await Promise.race([fileStorage(dir, { lockTimeoutMs: 200 }).commit(firstCommit).catch((e) => e), hung]);
+    clearTimeout(timer);
+    assert.equal(e?.code, "STORAGE", String(e));
+    assert.deepEqual(leftovers(dir).sort(), ["LOCK", "LOCK.dead-holder.break.0"], "nothing was written");
+    rmSync(marker);
+  }
+});
+
 test("a journal left by a crash is finished by the next reader, and running it twice loses no page it put", async () => {
   const dir = scratchDir("journal");
   const [one, two] = ["w_0000000000000001", "w_0000000000000002"];

@@ -39,8 +39,9 @@ export interface DenoKvLike {
 export interface DenoKvStorageOptions {
   /**
    * The key prefix under which the database's keys live: at least one part, at most 256 bytes as
-   * a Deno KV key. Give each database on one KV its own, none the start of another. Default
-   * `["ttlkv"]`.
+   * a Deno KV key, none of its parts one of the store's own (`"head"`, `"page"`, `"chunk"`,
+   * `"intent"`, `"sweep"`). Give each database on one KV its own; prefixes may nest
+   * (`["ttlkv"]` and `["ttlkv", "sessions"]`). Default `["ttlkv"]`.
    */
   prefix?: DenoKvKey | undefined;
 }
@@ -56,7 +57,7 @@ export interface DenoKvStorageOptions {
  * crash interrupted and deletes what commits that never reached their commit point wrote.
  *
  * @throws `TypeError` if `kv` is not a Deno KV or `prefix` not a non-empty array of key parts,
- *   `RangeError` if `prefix` is over 256 bytes.
+ *   `RangeError` if `prefix` is over 256 bytes or has one of the store's own parts.
  */
 export declare function denoKvStorage(kv: DenoKvLike, options?: DenoKvStorageOptions): PageStoreAdapter;
 

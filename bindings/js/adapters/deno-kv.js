@@ -1,7 +1,8 @@
 // The page store of a ttlkv database on Deno KV: `open(name, { storage: denoKvStorage(kv) })`.
 //
-// This module owns every key under the caller's prefix P (one prefix per database; no database's
-// prefix may start with another's):
+// This module owns these keys under the caller's prefix P (one prefix per database; prefixes may
+// nest, e.g. ["ttlkv"] and ["ttlkv", "sessions"]: a prefix never contains one of the parts below,
+// so one database's keys never fall under another's):
 //   [...P, "head"]                       { version, manifest, pending, commit }: the manifest
 //                                        version and where its bytes are, a journal not yet
 //                                        applied, and the id of the commit that wrote the head
@@ -67,6 +68,9 @@ export function denoKvStorage(kv, { prefix = ["ttlkv"] } = {}) {
   return new DenoKvPageStore(kv, checkedPrefix(prefix));
 }
 
+/** The key parts under a database's prefix that this module writes (see the top of the file). */
+const OWN_PARTS = ["head", "page", "chunk", "intent", "sweep"];
+
 /**
  * Delete every key of the database stored under `prefix`. Run it with the database closed: a
  * writer still open is fenced (its head is gone) but may leave a key or two behind.
@@ -77,8 +81,12 @@ export async function destroyDenoKvStorage(kv, { prefix = ["ttlkv"] } = {}) {
   try {
     // The head first, so that a writer still open is fenced rather than writing on.
     await kv.atomic().delete([...p, "head"]).commit();
+    // Only the parts this module writes: a database whose prefix merely starts with `prefix`
+    // (["ttlkv"] and ["ttlkv", "sessions"]) keeps its keys.
     const keys = [];
-    for await (const { key } of kv.list({ prefix: p }, { batchSize: LIST_CHUNKS_BATCH })) keys.push(key);
+    for (const part of OWN_PARTS) {
+      for await (const { key } of kv.list({ prefix: [...p, part] }, { batchSize: LIST_CHUNKS_BATCH })) keys.push(key);
+    }
     await sendAll(kv, packDeletes(keys));
   } catch (e) {
     throw asAdapterError("destroyDenoKvStorage", e);
@@ -673,6 +681,10 @@ function checkedPrefix(prefix) {
   if (!Array.isArray(prefix) || prefix.length === 0 || !prefix.every(ok)) {
     throw new TypeError("denoKvStorage: prefix must be a non-empty array of Deno KV key parts (string, number, bigint, boolean, Uint8Array)");
   }
+  // With none of this module's own parts in it, a prefix that extends another database's never
+  // meets that database's keys.
+  const own = prefix.find((part) => OWN_PARTS.includes(part));
+  if (own !== undefined) throw new RangeError(`denoKvStorage: a prefix may not contain ${JSON.stringify(own)}, a key part of the store's own`);
   if (keyBytes(prefix) > MAX_PREFIX_BYTES) throw new RangeError(`denoKvStorage: prefix is longer than ${MAX_PREFIX_BYTES} bytes as a key`);
   return [...prefix];
 }

@@ -44,7 +44,7 @@
 // never taken as dead, and waiting for it ends with an error after `lockTimeoutMs`. Use a local
 // file system: network file systems do not all make link and rename atomic.
 import { Buffer } from "node:buffer";
-import { link, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { link, mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { hostname } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -250,6 +250,9 @@ class FileStorage {
       for (const [from, to] of journal.renames) if (to === MANIFEST) await this.#renameIfThere(from, to);
       await this.#syncDir();
       await rm(this.#at(JOURNAL));
+      // The journal's removal durable before the next commit stages files under the same
+      // temporary names: a stale journal replayed after a power loss could install them.
+      await this.#syncDir();
     } catch (e) {
       // The commit stands (JOURNAL is durable); the next call that reads or commits finishes it.
       this.#unsettled = true;
@@ -339,9 +342,11 @@ class FileStorage {
       // Ours from a release that failed to remove it (see #unlock).
       if (holder?.token === this.#token) return;
       if (holder !== null && !(await alive(holder))) {
-        await this.#breakLock(holder);
-        this.#untidy = true;
-        continue;
+        // Another process may be breaking it already: then wait below, as for a live holder.
+        if (await this.#breakLock(holder)) {
+          this.#untidy = true;
+          continue;
+        }
       }
       if (Date.now() >= deadline) {
         const who = holder === null ? "an unreadable lock file (remove it if no process uses the directory)" : `process ${holder.pid} on ${holder.host}`;
@@ -357,7 +362,10 @@ class FileStorage {
     await rm(this.#at(LOCK)).catch(() => {});
   }
 
-  /** Remove the LOCK of `dead`, unless another process is doing so (then the caller waits). */
+  /**
+   * Remove the LOCK of `dead`: `true` once it is gone, `false` if another process is breaking it
+   * (a live breaker, or a marker that cannot be read): the caller then waits, within its timeout.
+   */
   async #breakLock(dead) {
     for (let n = 0; ; n++) {
       const marker = `${LOCK}.${dead.token}.break.${n}`;
@@ -368,11 +376,11 @@ class FileStorage {
         } finally {
           await rm(this.#at(marker), { force: true });
         }
-        return;
+        return true;
       }
       const breaker = await this.#readRecord(marker);
       if (breaker === MISSING) n--; // its process is done with it: try that marker again
-      else if (breaker === null || (await alive(breaker))) return;
+      else if (breaker === null || (await alive(breaker))) return false;
     }
   }
 
@@ -381,7 +389,8 @@ class FileStorage {
     const record = { pid: process.pid, start: await this.#start(), host: hostname(), token: this.#token };
     const own = `${LOCK}.${this.#token}.new`;
     try {
-      await writeFile(this.#at(own), JSON.stringify(record));
+      // Synced before it is linked: a power loss must not leave an empty LOCK that names no one.
+      await this.#writeDurably(own, JSON.stringify(record));
       await link(this.#at(own), this.#at(name));
       return true;
     } catch (e) {

@@ -250,6 +250,11 @@ begin("destroy");
   const other = await denoKvStorage(kv, { prefix: ["db", 2] }).readManifest();
   expect(other?.version === 1, "destroy of one prefix touched another");
   expect((await denoKvStorage(kv, { prefix: PREFIX }).readManifest()) === null, "a destroyed database still has a manifest");
+  // Prefixes may nest: destroying ["db"] leaves ["db", 2] whole.
+  await denoKvStorage(kv, { prefix: ["db"] }).commit(BASE);
+  await destroyDenoKvStorage(kv, { prefix: ["db"] });
+  const nested = await denoKvStorage(kv, { prefix: ["db", 2] }).readManifest();
+  expect(nested?.version === 1, "destroying a prefix touched a database under a longer one");
   kv.close();
 }
 
@@ -269,6 +274,7 @@ begin("arguments");
   throws(() => denoKvStorage(kv, { prefix: [] }), TypeError, "an empty prefix");
   throws(() => denoKvStorage(kv, { prefix: "db" }), TypeError, "a prefix that is not an array");
   throws(() => denoKvStorage(kv, { prefix: ["x".repeat(300)] }), RangeError, "a prefix of 300 bytes");
+  throws(() => denoKvStorage(kv, { prefix: ["db", "page"] }), RangeError, "a prefix with one of the store's own parts");
   const adapter = denoKvStorage(kv, { prefix: PREFIX });
   const stale = { ...BASE, manifest: { version: 0, bytes: bytes(1, 10) } };
   for (const [what, call] of [
