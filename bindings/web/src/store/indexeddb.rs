@@ -73,12 +73,18 @@ pub struct IndexedDbStore {
     taken_away: Rc<Cell<bool>>,
 }
 
-/// The error an idb failure stands for. DOM exceptions keep their name in the message, and a
-/// `QuotaExceededError` becomes [`ErrorKind::QuotaExceeded`].
+/// The error an idb failure stands for: the browser's own error (a `DOMException`, or the value
+/// a failed request gave) is kept as its `cause`, and its name and message go into the message;
+/// a `QuotaExceededError` becomes [`ErrorKind::QuotaExceeded`]. (idb's own `Display` is not used:
+/// its forty messages cost more than a kilobyte of the module, and say less than the cause.)
 fn idb_error(context: &str, e: idb::Error) -> Error {
-    let message = match &e {
-        idb::Error::DomException(d) => format!("{}: {}", d.name(), d.message()),
-        other => other.to_string(),
+    let cause = js_cause(&e);
+    let text = |name: &str| cause.as_ref().and_then(|c| field(c, name).as_string());
+    let message = match (text("name"), text("message")) {
+        (Some(name), Some(message)) => format!("{name}: {message}"),
+        (Some(name), None) => name,
+        (None, Some(message)) => message,
+        (None, None) => String::from("the IndexedDB request failed"),
     };
     // A byte-window search: `str::contains` would bring a string-search engine into the module.
     let quota = b"QuotaExceededError";
@@ -88,10 +94,55 @@ fn idb_error(context: &str, e: idb::Error) -> Error {
         ErrorKind::Storage
     };
     let error = Error::new(kind, format!("{context}: {message}"));
-    if let idb::Error::DomException(d) = &e {
-        remember_cause(error.message(), d.clone().into());
+    if let Some(cause) = cause {
+        remember_cause(error.message(), cause);
     }
     error
+}
+
+/// The JS value an idb failure carries, if it carries one.
+fn js_cause(e: &idb::Error) -> Option<JsValue> {
+    use idb::Error::*;
+    match e {
+        DomException(d) => Some(d.clone().into()),
+        AddFailed(v)
+        | ClearFailed(v)
+        | CountFailed(v)
+        | CursorAdvanceFailed(v)
+        | CursorContinueFailed(v)
+        | CursorKeyNotFound(v)
+        | CursorPrimaryKeyNotFound(v)
+        | CursorValueNotFound(v)
+        | DeleteFailed(v)
+        | GetAllFailed(v)
+        | GetAllKeysFailed(v)
+        | GetFailed(v)
+        | GetKeyFailed(v)
+        | IndexCreateFailed(v)
+        | IndexDeleteFailed(v)
+        | IndexedDbDeleteFailed(v)
+        | IndexedDbNotFound(v)
+        | IndexedDbOpenFailed(v)
+        | IndexNotFound(v)
+        | KeyPathNotFound(v)
+        | KeyRangeBoundNotFound(v)
+        | KeyRangeCreateFailed(v)
+        | KeyRangeIncludesFailed(v)
+        | ObjectStoreCreateFailed(v)
+        | ObjectStoreDeleteFailed(v)
+        | ObjectStoreNotFound(v)
+        | OpenCursorFailed(v)
+        | OpenKeyCursorFailed(v)
+        | RequestErrorNotFound(v)
+        | RequestResultNotFound(v)
+        | TransactionAbortError(v)
+        | TransactionCommitError(v)
+        | TransactionModeNotFound(v)
+        | TransactionOpenFailed(v)
+        | UnexpectedJsType(_, v)
+        | UpdateFailed(v) => Some(v.clone()),
+        _ => None,
+    }
 }
 
 fn field(target: &JsValue, name: &str) -> JsValue {
