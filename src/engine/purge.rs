@@ -406,9 +406,21 @@ impl Inner {
     }
 }
 
-/// A key as an error message shows it.
+/// A key as an error message shows it: in quotes if it is UTF-8, else as hex. (Not Debug, nor
+/// a lossy conversion: their escaping and decoding tables would come into the wasm module.)
 fn shown(key: &[u8]) -> alloc::string::String {
-    alloc::format!("{:?}", alloc::string::String::from_utf8_lossy(key))
+    match core::str::from_utf8(key) {
+        Ok(text) => alloc::format!("\"{text}\""),
+        Err(_) => {
+            const DIGITS: &[u8; 16] = b"0123456789abcdef";
+            let mut hex = alloc::string::String::from("0x");
+            for b in key {
+                hex.push(char::from(DIGITS[usize::from(b >> 4)]));
+                hex.push(char::from(DIGITS[usize::from(b & 15)]));
+            }
+            hex
+        }
+    }
 }
 
 /// The hook error of a replacement that was due by the time it was written.
@@ -417,4 +429,16 @@ fn replacement_due(key: &[u8]) -> Error {
         "the expire hook's replacement for key {} is already due; the key was removed",
         shown(key)
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown;
+
+    #[test]
+    fn a_key_is_shown_quoted_when_it_is_text_and_as_hex_when_not() {
+        assert_eq!(shown(b"session:1"), "\"session:1\"");
+        assert_eq!(shown("é".as_bytes()), "\"é\"");
+        assert_eq!(shown(&[0xff, 0x01, 0xa0]), "0xff01a0");
+    }
 }

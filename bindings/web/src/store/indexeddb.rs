@@ -183,8 +183,8 @@ fn manifest_record(m: &ManifestRecord) -> JsValue {
 /// The keys of one page kind: `[prefix, prefix with its last byte + 1)`.
 fn kind_range(kind: PageKind) -> Result<Query> {
     let prefix = kind_prefix(kind);
-    // Every prefix ends in '/', and '0' is the next character.
-    let upper = format!("{}0", &prefix[..prefix.len() - 1]);
+    // Every prefix is a letter and '/'; '0' is the character after '/'.
+    let upper = prefix.replace('/', "0");
     KeyRange::bound(
         &JsValue::from_str(prefix),
         &JsValue::from_str(&upper),

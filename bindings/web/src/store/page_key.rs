@@ -23,23 +23,29 @@ pub fn page_key(id: PageId) -> String {
 
 /// The page id of a string key, if it is one.
 pub fn parse_page_key(key: &str) -> Option<PageId> {
-    let hex64 = |s: &str| {
-        (s.len() == 16)
-            .then(|| u64::from_str_radix(s, 16).ok())
-            .flatten()
-    };
-    if let Some(rest) = key.strip_prefix("w/") {
-        return hex64(rest).map(PageId::wal);
+    // Over bytes: slicing a `str` would bring its char-boundary panic (and `str`'s Debug, with
+    // its escape tables) into the module.
+    let key = key.as_bytes();
+    let rest = key.get(2..)?;
+    match key.get(..2)? {
+        b"w/" => hex(rest).map(PageId::wal),
+        b"m/" => hex(rest).map(PageId::sst_meta),
+        b"d/" if rest.len() == 16 + 1 + 8 && rest[16] == b'/' => {
+            let index = u32::try_from(hex(&rest[17..])?).ok()?;
+            Some(PageId::sst_data(hex(&rest[..16])?, index))
+        }
+        _ => None,
     }
-    if let Some(rest) = key.strip_prefix("m/") {
-        return hex64(rest).map(PageId::sst_meta);
+}
+
+/// The value of `digits`, 8 or 16 hex digits (a page key's fixed widths), else `None`.
+fn hex(digits: &[u8]) -> Option<u64> {
+    if digits.len() != 8 && digits.len() != 16 {
+        return None;
     }
-    let rest = key.strip_prefix("d/")?;
-    let (file, index) = rest.split_once('/')?;
-    let index = (index.len() == 8)
-        .then(|| u32::from_str_radix(index, 16).ok())
-        .flatten()?;
-    Some(PageId::sst_data(hex64(file)?, index))
+    digits.iter().try_fold(0u64, |n, &d| {
+        Some(n << 4 | u64::from(char::from(d).to_digit(16)?))
+    })
 }
 
 /// The page ids of `keys` (as a store listed them for `kind`), ascending; `None` if any key is
@@ -104,6 +110,12 @@ mod tests {
         data.sort();
         assert_eq!(keys, data.iter().map(|i| page_key(*i)).collect::<Vec<_>>());
         assert_eq!(parse_page_key("d/zz"), None);
+        assert_eq!(parse_page_key("w/+000000000000001"), None);
+        assert_eq!(parse_page_key("é/0000000000000001"), None);
+        assert_eq!(parse_page_key("w/00000000000000é"), None);
+        assert_eq!(parse_page_key("d/0000000000000001x00000002"), None);
+        assert_eq!(parse_page_key("d/0000000000000001/0000000é"), None);
+        assert_eq!(parse_page_key(""), None);
         assert_eq!(parse_page_key("w/1"), None);
     }
 }
