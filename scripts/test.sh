@@ -82,18 +82,19 @@ step "the package in every runtime it names: Deno, workerd, Vercel Edge, Node fi
 # The runtimes come from npm (root devDependencies: Deno, workerd, @edge-runtime/vm, Keyv and its
 # test suite); `npm install` is quick when they are there already.
 npm install --no-audit --no-fund
-# A test build of the engine with the page-store conformance suite callable from JS, to check
-# each adapter in its own runtime.
-bash scripts/build-conformance.sh
-node --test tests/runtimes/
-
-step "end-to-end: the packed package in a scratch project (Node, tsc, Vite + Chromium, plain modules, workers)"
+# The end-to-end tests' packages: TypeScript there also checks the adapters' declarations here.
 if [ ! -d tests/e2e/node_modules/vite ] || [ ! -d tests/e2e/node_modules/playwright-core ] \
   || [ ! -d tests/e2e/node_modules/typescript ]; then
   # `npm install`, not `npm ci`: the lock file npm writes here lists only two of rollup's
   # per-platform optional packages, and `npm ci` then refuses it as out of sync.
   (cd tests/e2e && npm install --no-audit --no-fund)
 fi
+# A test build of the engine with the page-store conformance suite callable from JS, to check
+# each adapter in its own runtime.
+bash scripts/build-conformance.sh
+node --test tests/runtimes/
+
+step "end-to-end: the packed package in a scratch project (Node, tsc, Vite + Chromium, plain modules, workers)"
 node --test tests/e2e/
 
 step "benchmarks at smoke sizes (they still run; figures come from npm run bench)"
