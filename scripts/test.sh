@@ -3,7 +3,7 @@
 # what is already there: Rust targets, the pinned wasm-bindgen CLI, Debian's Chromium and
 # chromedriver, the end-to-end tests' npm packages), then runs formatting and lint checks, the
 # no_std build, the native tests (unit, behaviour, model-based, crash, format properties), builds
-# the npm package's engine, runs the wasm tests in Node and in headless Chromium (IndexedDB), the
+# the npm package's engine, runs the wasm tests in Node and in Chromium, Firefox and WebKit, the
 # package's JS tests, the packed package in the runtimes it names (Deno, workerd, Vercel Edge)
 # with its storage adapters and its Keyv store, and the end-to-end tests of the packed package
 # (Node, TypeScript, Vite, plain script modules and workers in headless Chromium).
@@ -25,10 +25,21 @@ done
 if ! command -v node >/dev/null 2>&1; then
   apt-get update && apt-get install -y nodejs
 fi
-if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
-  apt-get update && apt-get install -y chromium chromium-driver
+# The three browser engines, from Debian: Chromium (+ chromedriver), Firefox ESR, WebKitGTK's
+# WebDriver (MiniBrowser, which has no headless mode: it runs under Xvfb).
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1 \
+  || ! command -v firefox-esr >/dev/null 2>&1 || ! command -v WebKitWebDriver >/dev/null 2>&1 \
+  || ! command -v xvfb-run >/dev/null 2>&1; then
+  apt-get update && apt-get install -y chromium chromium-driver firefox-esr webkit2gtk-driver xvfb
 fi
-cargo --version && node --version && { chromium --version 2>/dev/null || true; }
+# geckodriver (Firefox's WebDriver, for wasm-bindgen-test) is not in Debian: from the crate
+# registry, pinned.
+geckodriver_version=0.37.1
+if [ "$(geckodriver --version 2>/dev/null | awk 'NR==1{print $2}')" != "$geckodriver_version" ]; then
+  echo "installing geckodriver $geckodriver_version (a few minutes, once)"
+  cargo install --locked geckodriver --version "$geckodriver_version"
+fi
+cargo --version && node --version && { chromium --version; firefox-esr --version; dpkg-query -W -f='WebKitGTK ${Version}\n' libwebkit2gtk-4.1-0; } 2>/dev/null || true
 
 step "format"
 cargo fmt --all -- --check
@@ -68,9 +79,17 @@ fi
 step "the npm package's engine: wasm32 build + wasm-bindgen (installs the pinned CLI once)"
 bash scripts/build-package.sh
 
-step "wasm-bindgen-test: the JS adapters in Node, the IndexedDB store in headless Chromium"
-CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner CHROMEDRIVER=/usr/bin/chromedriver \
-  cargo test -p ttlkv-web --target wasm32-unknown-unknown
+step "wasm-bindgen-test: the JS adapters in Node, the IndexedDB store in Chromium, Firefox and WebKit"
+export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+echo "-- Node and Chromium"
+CHROMEDRIVER=/usr/bin/chromedriver cargo test -p ttlkv-web --target wasm32-unknown-unknown
+echo "-- Firefox (the runner picks the first driver it finds set: only one is)"
+env -u CHROMEDRIVER GECKODRIVER="$(command -v geckodriver)" \
+  cargo test -p ttlkv-web --target wasm32-unknown-unknown --test indexeddb_in_browser
+echo "-- WebKit (MiniBrowser under Xvfb; without a display its WebDriver session never starts, hence the timeout)"
+env -u CHROMEDRIVER -u GECKODRIVER SAFARIDRIVER=/usr/bin/WebKitWebDriver \
+  timeout 600 xvfb-run -a cargo test -p ttlkv-web --target wasm32-unknown-unknown --test indexeddb_in_browser
+unset CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER
 
 step "lint of the web bindings for wasm32"
 cargo clippy -p ttlkv-web --target wasm32-unknown-unknown --all-targets -- -D warnings
