@@ -6,9 +6,10 @@
 //! fenced: its commits name a version that is no longer current and fail with
 //! [`ErrorKind::Fenced`](crate::ErrorKind::Fenced).
 //!
-//! Rooms here: [`memory`] (the in-memory store), [`faulty`] (a decorator that injects failures and
-//! crashes), [`conformance`] (one `async fn` per behaviour, run against every store). This module
-//! knows nothing of page contents: those are `format`'s business.
+//! Rooms here: [`memory`] (the in-memory store), and with the `test-util` feature (test support,
+//! not stable API) `faulty` (a decorator that injects failures and crashes) and `conformance` (one
+//! `async fn` per behaviour, run against every store). This module knows nothing of page
+//! contents: those are `format`'s business.
 
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -19,10 +20,13 @@ use core::pin::Pin;
 
 use crate::error::Result;
 
+#[cfg(feature = "test-util")]
 pub mod conformance;
+#[cfg(feature = "test-util")]
 pub mod faulty;
 pub mod memory;
 
+#[cfg(feature = "test-util")]
 pub use faulty::{FaultPlan, FaultyStore};
 pub use memory::MemoryStore;
 
@@ -166,7 +170,7 @@ pub type YieldFuture<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
 
 /// Where pages live: memory, IndexedDB, or anything a host plugs in.
 ///
-/// Contract (checked by [`conformance`]):
+/// Contract (checked by `conformance`, with the `test-util` feature):
 /// - `commit` is atomic: after a crash at any moment the store holds either everything of a commit
 ///   or nothing of it;
 /// - `commit` checks `expected_manifest_version` against the current manifest **inside** the same
