@@ -65,7 +65,8 @@ pub struct MovedKeyspace {
 /// The database's root record.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Manifest {
-    /// Bumped by every writer that takes over; commits of an older epoch are fenced.
+    /// Bumped by every writer that takes over (a record of takeovers: fencing itself is the
+    /// manifest-version precondition of every commit).
     pub writer_epoch: u64,
     /// highest timestamp ever issued (seeds the monotonic clock on open)
     pub clock_seed: i64,
@@ -82,7 +83,7 @@ pub struct Manifest {
     pub purged_until: i64,
     /// The id the next namespace created gets (ids are never reused).
     pub next_namespace_id: u32,
-    /// The namespaces, in the order they were created.
+    /// The namespaces, in id order (a cleared one moves to the end with its new, highest id).
     pub namespaces: Vec<NamespaceEntry>,
     /// Namespaces dropped whose rows may still be in SSTs (compaction removes them).
     pub dropped_namespaces: Vec<u32>,

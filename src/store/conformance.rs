@@ -2,7 +2,8 @@
 //! taking an **empty** store and panicking (through `assert!`) with a message naming what broke.
 //!
 //! Every store runs it: [`MemoryStore`](super::MemoryStore) in native tests, the IndexedDB store in
-//! headless Chromium, the JS adapter in Node. [`run_all`] runs every behaviour, each on a fresh
+//! Chromium, Firefox and WebKit, the JS adapters in Node, and (through `ttlkv-web`'s
+//! `conformance` feature) the shipped adapters in workerd and Deno. [`run_all`] runs every behaviour, each on a fresh
 //! store; a test harness that wants one test per behaviour calls the functions one by one
 //! ([`BEHAVIOURS`] lists their names). This file is test support: it stays `no_std` + `alloc` and
 //! depends on nothing but the trait.

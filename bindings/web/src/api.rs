@@ -1,4 +1,5 @@
-//! The wasm-bindgen API the npm package's JS entry (`bindings/js/index.js`) drives. It works on
+//! The wasm-bindgen API the npm package's JS core drives (`bindings/js/core.js`, through
+//! `engine.js`). It works on
 //! bytes: the JS entry owns key and value types (string / Uint8Array / JSON) and option parsing;
 //! this layer checks every number it is handed and maps every error to a `TtlKvError`. An async
 //! method answers at once when nothing had to wait (see `promise.rs`): it returns the answer
