@@ -1,5 +1,6 @@
-// The benchmark report: the markdown table of ratios (ttlkv against each peer of the same run),
-// the issue's bars with their measured ratio, and an SVG plot of the ratios.
+// The benchmark report: the markdown tables of ratios (ttlkv against each peer of the same run:
+// the Node workloads, then the IndexedDB ones with a column per browser engine), the bars with
+// their measured figure per engine, and an SVG plot of the ratios (Node and Chromium).
 
 /** ttlkv's advantage over `peer` in `rows` of one workload: > 1 means ttlkv is better. */
 function ratio(ttlkv, peer) {
@@ -59,30 +60,58 @@ export function bars(rows) {
   return list.map(([bar, value, met, show]) => ({ bar, measured: value === undefined ? "not measured" : show(value), met: value !== undefined && met(value) }));
 }
 
+const ENGINE_NAMES = { chromium: "Chromium", firefox: "Firefox", webkit: "WebKit" };
+
+/** The rows of one engine's run, with the rows measured outside a browser (Node, size). */
+const inEngine = (rows, engine) => rows.filter((r) => r.engine === undefined || r.engine === engine);
+
 export function renderTable(meta, rows) {
+  const engines = Object.keys(meta.engines ?? {});
+  const versions = engines.map((e) => `${ENGINE_NAMES[e]} ${meta.engines[e]}`).join(", ");
   const lines = [
     `# ttlkv benchmarks`,
     ``,
-    `${meta.date.slice(0, 10)}, \`${meta.command}\`, Node ${meta.node}, Chromium ${meta.chromium}${meta.smoke ? " — **smoke sizes, not figures**" : ""}.`,
-    `A ratio above 1 means ttlkv did better than that peer in the same run.`,
+    `${meta.date.slice(0, 10)}, \`${meta.command}\`, Node ${meta.node}; ${versions}${meta.smoke ? " — **smoke sizes, not figures**" : ""}.`,
+    `A ratio above 1 means ttlkv did better than that peer in the same run (in the same engine).`,
+    ``,
+    `## Node and the package`,
     ``,
     `| workload | peer | result | ttlkv vs peer |`,
     `|---|---|---|---|`,
   ];
-  for (const [workload, group] of byWorkload(rows)) {
+  for (const [workload, group] of byWorkload(rows.filter((r) => r.engine === undefined))) {
     const mine = group.find((r) => r.peer === "ttlkv");
     for (const row of group) {
       const r = mine && row !== mine ? `${ratio(mine, row).toFixed(2)}×` : "";
       lines.push(`| ${workload} | ${row.peer} | ${fmt(row.value, row.unit)} ${row.unit}${row.note ? ` (${row.note})` : ""} | ${r} |`);
     }
   }
-  lines.push(``, `## The bars`, ``, `| bar | measured | met |`, `|---|---|---|`);
-  for (const b of bars(rows)) lines.push(`| ${b.bar} | ${b.measured} | ${b.met ? "yes" : "no"} |`);
+  lines.push(``, `## IndexedDB, per browser engine`, ``, `| workload | peer | ${engines.map((e) => ENGINE_NAMES[e]).join(" | ")} |`, `|---|---|${engines.map(() => "---|").join("")}`);
+  const browserRows = rows.filter((r) => r.engine !== undefined);
+  for (const [workload, group] of byWorkload(browserRows)) {
+    for (const peer of [...new Set(group.map((r) => r.peer))]) {
+      const cells = engines.map((engine) => {
+        const row = group.find((r) => r.peer === peer && r.engine === engine);
+        if (!row) return "";
+        const mine = group.find((r) => r.peer === "ttlkv" && r.engine === engine);
+        const r = mine && row !== mine ? ` — ${ratio(mine, row).toFixed(2)}×` : "";
+        return `${fmt(row.value, row.unit)} ${row.unit}${r}${row.note ? ` (${row.note})` : ""}`;
+      });
+      lines.push(`| ${workload} | ${peer} | ${cells.join(" | ")} |`);
+    }
+  }
+  const perEngine = engines.map((e) => bars(inEngine(rows, e)));
+  lines.push(``, `## The bars`, ``, `| bar | ${engines.map((e) => ENGINE_NAMES[e]).join(" | ")} |`, `|---|${engines.map(() => "---|").join("")}`);
+  perEngine[0]?.forEach((b, i) => {
+    const cells = perEngine.map((list) => `${list[i].measured}: ${list[i].met ? "met" : "**missed**"}`);
+    lines.push(`| ${b.bar} | ${cells.join(" | ")} |`);
+  });
   return lines.join("\n") + "\n";
 }
 
 /** Horizontal bars of ttlkv's ratio against each peer, on a log scale, 1× marked. */
 export function renderSvg(meta, rows) {
+  rows = inEngine(rows, "chromium");
   const items = comparisons(rows);
   const width = 900;
   const left = 420;
@@ -97,7 +126,7 @@ export function renderSvg(meta, rows) {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="white"/>`,
     `<text x="10" y="22" font-size="15" font-weight="bold">ttlkv against each peer (same run; right of 1× = ttlkv better; log scale)</text>`,
-    `<text x="10" y="40" fill="#555">${esc(meta.date.slice(0, 10))} · Node ${esc(meta.node)} · Chromium ${esc(meta.chromium)}${meta.smoke ? " · smoke sizes" : ""}</text>`,
+    `<text x="10" y="40" fill="#555">${esc(meta.date.slice(0, 10))} · Node ${esc(meta.node)} · ${esc(meta.engines?.chromium ?? "")}${meta.smoke ? " · smoke sizes" : ""}</text>`,
   ];
   for (const t of [0.01, 0.1, 1, 10, 100]) {
     parts.push(`<line x1="${x(t)}" y1="55" x2="${x(t)}" y2="${height - 25}" stroke="${t === 1 ? "#000" : "#ddd"}"/>`);

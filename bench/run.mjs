@@ -1,14 +1,15 @@
 // `npm run bench`: every workload of docs/benchmarks.md, ttlkv against its peers in the same run — Node for
-// the memory peers, headless Chromium (playwright-core + Debian's chromium) for the IndexedDB
-// peers — then bench/results.json, bench/results.md (the table of ratios) and bench/results.svg
-// (the plot). `--smoke` runs tiny sizes into target/bench-smoke/ (CI: the suite still works).
+// the memory peers, each browser engine (Chromium, Firefox, WebKit; Debian's builds) for the
+// IndexedDB peers — then bench/results.json, bench/results.md (the table of ratios, a column per
+// engine) and bench/results.svg (the plot). `--smoke` runs tiny sizes into target/bench-smoke/ (CI: the suite still works).
 // Needs the engine built (`bash scripts/build-package.sh`) and `npm install` at the root.
+import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { serve } from "../scripts/serve.mjs";
-import { launch } from "../tests/e2e/chromium.mjs";
+import { ENGINES, launch } from "../tests/e2e/browsers.mjs";
 import { sessionMix, ingest, purge, memoryPerKey, churn } from "./node.mjs";
 import { median, sampleList, shuffle } from "./workloads.mjs";
 import { renderTable, renderSvg } from "./report.mjs";
@@ -37,17 +38,33 @@ log(memoryPerKey({ keys: size.memoryKeys }, order));
 log(await purge({ due: size.purgeDue, totals: size.purgeTotals }));
 log(await churn(size.churn));
 
-// Cross-origin isolated, for performance.now() at 5 µs instead of 100 µs (single puts take ~0.5 ms).
+// The IndexedDB workloads in each browser engine (tests/e2e/browsers.mjs: Chromium, Firefox,
+// WebKit; TTLKV_BROWSERS picks), each against the peers in the same engine. Cross-origin isolated,
+// for performance.now() at 5 µs instead of 100 µs (single puts take ~0.5 ms).
 const server = await serve({ "/bench/": here, "/ttlkv/": root, "/node_modules/": path.join(root, "node_modules") }, 0, { crossOriginIsolated: true });
-const browser = await launch();
-const chromium = browser.version();
+const engines = {};
 try {
+  for (const engine of ENGINES) {
+    engines[engine] = browserVersion(engine);
+    console.log(`\n${engine} (${engines[engine]})`);
+    const tagged = (r) => r.map((row) => ({ ...row, engine }));
+    const browser = await launch(engine);
+    try {
+      await idbWorkloads(browser, (r) => log(tagged(r)));
+    } finally {
+      await browser.close();
+    }
+  }
+} finally {
+  await server.close();
+}
+
+async function idbWorkloads(browser, report) {
   const context = await browser.newContext();
   const page = async () => {
     const p = await context.newPage();
-    p.on("pageerror", (e) => console.error("page error:", e));
     await p.goto(`${server.origin}/bench/browser/`);
-    await p.waitForFunction(() => window.bench);
+    await p.waitFor(() => window.bench);
     return p;
   };
   const p = await page();
@@ -56,10 +73,10 @@ try {
   // longest task is the worst seen in any run.
   const ingestRuns = [];
   for (let i = 0; i < size.ingestRuns; i++) {
-    ingestRuns.push(await p.evaluate(([n, peers, run]) => window.bench.ingest(n, peers, run), [size.idbIngest, idbPeers, i]));
+    ingestRuns.push(await p.evaluate((n, peers, run) => window.bench.ingest(n, peers, run), size.idbIngest, idbPeers, i));
   }
-  log(medians(ingestRuns, "runs", ["longest main-thread task, ingest + compaction"]));
-  log(await p.evaluate(([n, c]) => window.bench.putLatency(n, c), [size.latency, size.concurrent]));
+  report(medians(ingestRuns, "runs", ["longest main-thread task, ingest + compaction"]));
+  report(await p.evaluate((n, c) => window.bench.putLatency(n, c), size.latency, size.concurrent));
   await p.evaluate((n) => window.bench.fill(n), size.getKeys);
   await p.close();
   // A cold open is one sample of a few milliseconds, so it is taken on several pages that have
@@ -71,12 +88,20 @@ try {
     cold = await page();
     coldRuns.push(await cold.evaluate((n) => window.bench.coldOpen(n), size.getKeys));
   }
-  log(medians(coldRuns, "pages"));
-  log(await cold.evaluate(([n, g]) => window.bench.pointGets(n, g), [size.getKeys, size.gets]));
+  report(medians(coldRuns, "pages"));
+  report(await cold.evaluate((n, g) => window.bench.pointGets(n, g), size.getKeys, size.gets));
   await context.close();
-} finally {
-  await browser.close();
-  await server.close();
+}
+
+/** The browser's version, from its own command line. */
+function browserVersion(engine) {
+  const command = { chromium: ["chromium", "--version"], firefox: ["firefox-esr", "--version"], webkit: ["dpkg-query", "-W", "-f=${Version}", "libwebkit2gtk-4.1-0"] }[engine];
+  try {
+    const out = execFileSync(command[0], command.slice(1), { encoding: "utf8" }).trim();
+    return engine === "webkit" ? `WebKitGTK ${out}` : out;
+  } catch {
+    return "version unknown";
+  }
 }
 
 /**
@@ -104,7 +129,7 @@ const js = ["index.js", "core.js"].map((f) => readFileSync(path.join(root, "bind
 const gz = [wasm, ...js].reduce((n, b) => n + gzipSync(b, { level: 9 }).length, 0);
 log([{ workload: "package size (wasm + JS, gzipped)", peer: "ttlkv", value: gz / 1024, unit: "KiB", higherIsBetter: false }]);
 
-const meta = { date: new Date().toISOString(), node: process.version, chromium, smoke, sizes: size, command: smoke ? "npm run bench:smoke" : "npm run bench" };
+const meta = { date: new Date().toISOString(), node: process.version, engines, smoke, sizes: size, command: smoke ? "npm run bench:smoke" : "npm run bench" };
 mkdirSync(out, { recursive: true });
 writeFileSync(path.join(out, "results.json"), JSON.stringify({ meta, rows }, null, 2) + "\n");
 writeFileSync(path.join(out, "results.md"), renderTable(meta, rows));

@@ -6,7 +6,8 @@
 # the npm package's engine, runs the wasm tests in Node and in Chromium, Firefox and WebKit, the
 # package's JS tests, the packed package in the runtimes it names (Deno, workerd, Vercel Edge)
 # with its storage adapters and its Keyv store, and the end-to-end tests of the packed package
-# (Node, TypeScript, Vite, plain script modules and workers in headless Chromium).
+# (Node, TypeScript; Vite, plain script modules, workers and many tabs in Chromium, Firefox and
+# WebKit), then the benchmarks at smoke sizes in all three engines.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,8 +30,8 @@ fi
 # WebDriver (MiniBrowser, which has no headless mode: it runs under Xvfb).
 if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1 \
   || ! command -v firefox-esr >/dev/null 2>&1 || ! command -v WebKitWebDriver >/dev/null 2>&1 \
-  || ! command -v xvfb-run >/dev/null 2>&1; then
-  apt-get update && apt-get install -y chromium chromium-driver firefox-esr webkit2gtk-driver xvfb
+  || ! command -v xvfb-run >/dev/null 2>&1 || ! command -v xauth >/dev/null 2>&1; then
+  apt-get update && apt-get install -y chromium chromium-driver firefox-esr webkit2gtk-driver xvfb xauth
 fi
 # geckodriver (Firefox's WebDriver, for wasm-bindgen-test) is not in Debian: from the crate
 # registry, pinned.
@@ -103,7 +104,8 @@ step "the package in every runtime it names: Deno, workerd, Vercel Edge, Node fi
 npm install --no-audit --no-fund
 # The end-to-end tests' packages: TypeScript there also checks the adapters' declarations here.
 if [ ! -d tests/e2e/node_modules/vite ] || [ ! -d tests/e2e/node_modules/playwright-core ] \
-  || [ ! -d tests/e2e/node_modules/typescript ]; then
+  || [ ! -d tests/e2e/node_modules/typescript ] || [ ! -d tests/e2e/node_modules/puppeteer-core ] \
+  || [ ! -d tests/e2e/node_modules/selenium-webdriver ]; then
   # `npm install`, not `npm ci`: the lock file npm writes here lists only two of rollup's
   # per-platform optional packages, and `npm ci` then refuses it as out of sync.
   (cd tests/e2e && npm install --no-audit --no-fund)
@@ -113,7 +115,7 @@ fi
 bash scripts/build-conformance.sh
 node --test tests/runtimes/
 
-step "end-to-end: the packed package in a scratch project (Node, tsc, Vite + Chromium, plain modules, workers)"
+step "end-to-end: the packed package in a scratch project (Node, tsc; Vite, plain modules, workers, many tabs, quota, kills, the demo in Chromium, Firefox and WebKit)"
 node --test tests/e2e/
 
 step "benchmarks at smoke sizes (they still run; figures come from npm run bench)"

@@ -164,9 +164,9 @@ export async function allShared(prefix) {
 }
 
 /**
- * Write batches without end, flushing and compacting as it goes, and report each acknowledged
- * batch to the test (`window.acknowledged`, exposed by Playwright) the moment it resolves; the
- * test kills the browser in the middle of it.
+ * Write batches without end, flushing and compacting as it goes, and list each acknowledged batch
+ * (`window.acknowledgedRounds`) the moment it resolves; the test reads that list, then kills the
+ * browser in the middle of the writes.
  */
 export async function writeUntilKilled(name) {
   const db = await open(name, { maintenance: "manual" });
@@ -176,7 +176,7 @@ export async function writeUntilKilled(name) {
       ops.push({ type: "put", key: `r${String(round).padStart(5, "0")}:${String(i).padStart(3, "0")}`, value: "v".repeat(200), ttlMs: i % 2 ? 3_600_000 : undefined });
     }
     await db.batch(ops);
-    await window.acknowledged(round);
+    (window.acknowledgedRounds ??= []).push(round);
     if (round % 3 === 2) db.flush().catch(() => {});
     if (round % 7 === 6) db.compact().catch(() => {});
   }
@@ -222,5 +222,5 @@ export async function fillWithExpired(name, expire) {
   const firstFreshReadable = (await db.get("new:0")) instanceof Uint8Array;
   await db.close().catch(() => {});
   await destroy(name);
-  return { fresh, code: error?.code, expiredEvents: events.length, firstFreshReadable };
+  return { fresh, code: error?.code, message: error?.message, expiredEvents: events.length, firstFreshReadable };
 }

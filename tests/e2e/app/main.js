@@ -20,10 +20,13 @@ window.tabWorker = {
   worker: undefined,
   next: 0,
   waiting: new Map(),
+  /** How many stalls (`hang-then-put`) the worker has begun. */
+  stalls: 0,
   send(message) {
     if (!this.worker) {
       this.worker = new Worker(new URL("./tab-worker.js", import.meta.url), { type: "module" });
       this.worker.onmessage = ({ data }) => {
+        if (data.hanging) return void this.stalls++;
         this.waiting.get(data.id)?.(data);
         this.waiting.delete(data.id);
       };

@@ -22,6 +22,8 @@ self.onmessage = async ({ data }) => {
     } else if (data.cmd === "hang-then-put") {
       // Stall this thread (nothing of it runs, as in a frozen tab), then write at once on waking,
       // before any message or lock news that arrived meanwhile is handled.
+      // The page hears that the stall began (the test waits for that, not for a guessed delay).
+      self.postMessage({ hanging: true });
       const end = Date.now() + data.ms;
       while (Date.now() < end);
       db.put(data.key, data.value).then(
