@@ -171,7 +171,17 @@ export class LocalEndpoint {
     const error = asTtlKvError(e);
     if (error.code !== "QUOTA_EXCEEDED") throw error;
     await this.reclaim();
-    return this.answer(method, await engine(async () => handle[method](...args)));
+    let result;
+    try {
+      result = await engine(async () => handle[method](...args));
+    } catch (again) {
+      if (again.code === "QUOTA_EXCEEDED") throw again;
+      // Some browsers refuse every write for a while once storage ran out (Firefox: an
+      // InvalidStateError, "a database that did not allow mutations"): the caller's failure is
+      // still that storage is full, and nothing of the call was written either time.
+      throw new TtlKvError("QUOTA_EXCEEDED", `${error.message} (tried again after reclaiming expired data: ${again.message})`, { cause: error.cause ?? again });
+    }
+    return this.answer(method, result);
   }
 
   /** A call's answer, once its expire events are published; `stats` with the handles held here. */

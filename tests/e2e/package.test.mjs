@@ -262,13 +262,6 @@ function browserScenarios(engine) {
   it("a full quota with expired data in it: the write reclaims (purge + compaction) before it reports QUOTA_EXCEEDED", async (t) => {
     const quota = await underSmallQuota();
     if (!quota) return t.skip(`${WEBKIT_NO_QUOTA} (that check is the test above)`);
-    if (engine === "firefox") {
-      // Still run and asserted; reported as to do until the package handles it.
-      t.todo(
-        "package bug in Firefox: after QUOTA_EXCEEDED the reclaim's commits fail and the retried put then fails with InvalidStateError " +
-          '("A mutation operation was attempted on a database that did not allow mutations"), reported as STORAGE instead of QUOTA_EXCEEDED',
-      );
-    }
     const { p } = quota;
     try {
       // The same writes twice: once beside 12 values that stay live, once beside 12 that expired.

@@ -705,6 +705,32 @@ test("out of room, a write first reclaims expired data (purge, then compaction) 
   assert.equal(await db.get("keep"), "forever", "reads keep working");
 });
 
+test("storage that refuses every write once it ran out of room (as Firefox does) still reports QUOTA_EXCEEDED, nothing written", async () => {
+  const adapter = mapAdapter();
+  // The store captures the adapter's functions when it opens: switch behaviour inside them.
+  const commit = adapter.commit.bind(adapter);
+  let refusing = false;
+  let full = false;
+  adapter.commit = async (c) => {
+    if (!refusing) return commit(c);
+    if (full) throw Object.assign(new Error("A mutation operation was attempted on a database that did not allow mutations."), { name: "InvalidStateError" });
+    full = true;
+    throw Object.assign(new Error("quota"), { code: "QUOTA_EXCEEDED" });
+  };
+  const db = await open("refusing", { storage: adapter, maintenance: "manual" });
+  await db.put("small", "v");
+  refusing = true;
+  const before = adapter.bytes;
+  const e = await db.put("big", "x".repeat(1000)).then(() => undefined, (e) => e);
+  assert.equal(e?.code, "QUOTA_EXCEEDED", e?.message);
+  assert.match(e.message, /tried again after reclaiming/);
+  assert.equal(adapter.bytes, before, "nothing written");
+  refusing = false;
+  assert.equal(await db.get("small"), "v", "reads keep working");
+  await db.put("big", "ok");
+  assert.equal(await db.get("big"), "ok");
+});
+
 test("memory storage reopens by name until destroy", async () => {
   const db = await open("named", { storage: "memory", maintenance: "manual" });
   await db.put("k", "v");
