@@ -36,7 +36,8 @@ before(() => {
   }
   dir = scratchProject({ "deno.json": JSON.stringify({ nodeModulesDir: "manual" }) });
   cpSync(path.join(root, "tests/runtimes/deno"), dir, { recursive: true });
-  for (const file of ["ttlkv_web.js", "ttlkv_web_bg.wasm"]) cpSync(path.join(CONFORMANCE, file), path.join(dir, file));
+  // The glue, the wasm and the JS snippets the glue imports (snippets/).
+  cpSync(CONFORMANCE, dir, { recursive: true });
   // The two long runs (about 10 s each) start now, beside the short tests, on a second core.
   crashes().catch(() => {});
   engineCrashes().catch(() => {});

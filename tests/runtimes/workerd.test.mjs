@@ -7,7 +7,7 @@ import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import path from "node:path";
-import { root, scratchProject } from "./support/packed.mjs";
+import { filesOf, root, scratchProject } from "./support/packed.mjs";
 import { startWorkerd, wranglerOptions } from "./support/workerd.mjs";
 
 const needed = {
@@ -25,8 +25,7 @@ const sources = path.join(root, "tests/runtimes/workerd");
 const conformance = path.join(root, "target/conformance-pkg");
 const project = scratchProject({
   ...Object.fromEntries(readdirSync(sources).map((f) => [f, readFileSync(path.join(sources, f))])),
-  "conformance/ttlkv_web.js": readFileSync(path.join(conformance, "ttlkv_web.js")),
-  "conformance/ttlkv_web_bg.wasm": readFileSync(path.join(conformance, "ttlkv_web_bg.wasm")),
+  ...filesOf(conformance, "conformance"),
 });
 const workerSource = (name) => path.join(project, name);
 // The quick starts' wrangler configs, as workerd configs: the Worker's serves every stateless

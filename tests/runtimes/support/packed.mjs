@@ -2,7 +2,7 @@
 // built: scripts/build-package.sh), unpacked into a scratch project's node_modules/ttlkv, so
 // that runtimes resolve `import "ttlkv"` through package.json's export conditions.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,6 +25,21 @@ export function scratchProject(files = {}) {
     writeFileSync(path.join(dir, name), text);
   }
   return dir;
+}
+
+/**
+ * Every file under `dir` (recursively), as `files` for scratchProject: `under/relative path` →
+ * contents. The conformance build has JS snippets in a subdirectory beside its glue.
+ */
+export function filesOf(dir, under) {
+  return Object.fromEntries(
+    readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => {
+        const file = path.join(entry.parentPath ?? entry.path, entry.name);
+        return [path.join(under, path.relative(dir, file)), readFileSync(file)];
+      }),
+  );
 }
 
 /** The binaries of the runtimes, installed from npm as the root devDependencies. */
