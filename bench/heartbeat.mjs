@@ -1,0 +1,62 @@
+// `node bench/heartbeat.mjs`: the longest wait of a task during a 100k ingest, flush and
+// compaction on IndexedDB, per phase, in each browser engine, measured the same way everywhere: the
+// longest gap between turns of a MessageChannel heartbeat (the only measure Firefox and WebKit
+// allow: they have no Long Tasks API). It explains the longest-task rows of docs/performance.md.
+// Needs the package built (`bash scripts/build-package.sh`) and the e2e packages installed.
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { serve } from "../scripts/serve.mjs";
+import { ENGINES, launch } from "../tests/e2e/browsers.mjs";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const server = await serve({ "/bench/": path.join(root, "bench"), "/ttlkv/": root, "/node_modules/": path.join(root, "node_modules") }, 0, { crossOriginIsolated: true });
+try {
+  for (const engine of ENGINES) {
+    const browser = await launch(engine);
+    try {
+      const page = await (await browser.newContext()).newPage();
+      await page.goto(`${server.origin}/bench/browser/`);
+      await page.waitFor(() => window.bench);
+      console.log(engine, JSON.stringify(await page.evaluate(probe)));
+    } finally {
+      await browser.close();
+    }
+  }
+} finally {
+  await server.close();
+}
+
+/** In the page: the longest heartbeat gap (ms) in each phase of the ingest. */
+async function probe() {
+  const { open, destroy } = await import("ttlkv");
+  await destroy("heartbeat").catch(() => {});
+  const db = await open("heartbeat", { maintenance: "manual" });
+  const channel = new MessageChannel();
+  let last = performance.now();
+  let longest = 0;
+  let running = true;
+  channel.port1.onmessage = () => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+    if (running) channel.port2.postMessage(0);
+  };
+  channel.port2.postMessage(0);
+  const phase = async (fn) => {
+    longest = 0;
+    await fn();
+    return Math.round(longest);
+  };
+  const batches = await phase(async () => {
+    for (let i = 0; i < 100_000; i += 1_000) {
+      await db.batch(Array.from({ length: 1_000 }, (_, j) => ({ type: "put", key: `k${String(i + j).padStart(8, "0")}`, value: "x".repeat(100) })));
+    }
+  });
+  const flush = await phase(() => db.flush());
+  const compact = await phase(() => db.compact());
+  running = false;
+  channel.port1.close();
+  await db.close();
+  await destroy("heartbeat");
+  return { batches, flush, compact };
+}
