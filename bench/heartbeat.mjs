@@ -31,21 +31,11 @@ async function probe() {
   const { open, destroy } = await import("ttlkv");
   await destroy("heartbeat").catch(() => {});
   const db = await open("heartbeat", { maintenance: "manual" });
-  const channel = new MessageChannel();
-  let last = performance.now();
-  let longest = 0;
-  let running = true;
-  channel.port1.onmessage = () => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-    if (running) channel.port2.postMessage(0);
-  };
-  channel.port2.postMessage(0);
+  const beat = window.bench.heartbeat();
   const phase = async (fn) => {
-    longest = 0;
+    beat.reset();
     await fn();
-    return Math.round(longest);
+    return Math.round(beat.longest());
   };
   const batches = await phase(async () => {
     for (let i = 0; i < 100_000; i += 1_000) {
@@ -54,8 +44,7 @@ async function probe() {
   });
   const flush = await phase(() => db.flush());
   const compact = await phase(() => db.compact());
-  running = false;
-  channel.port1.close();
+  beat.stop();
   await db.close();
   await destroy("heartbeat");
   return { batches, flush, compact };
