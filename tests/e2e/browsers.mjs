@@ -110,11 +110,11 @@ class Page {
   }
 }
 
-// ---- Chromium (playwright-core) ----
+// ---- Chromium and Firefox: playwright-core's and puppeteer-core's pages share this much ----
 
-class ChromiumPage extends Page {
-  constructor(context, page) {
-    super("chromium", context);
+class ScriptedPage extends Page {
+  constructor(engine, context, page) {
+    super(engine, context);
     this.page = page;
     this.pageErrors = [];
     page.on("pageerror", (e) => this.pageErrors.push(String(e)));
@@ -134,13 +134,21 @@ class ChromiumPage extends Page {
   screenshot(path) {
     return this.page.screenshot({ path });
   }
+  close() {
+    return this.page.close();
+  }
+}
+
+// ---- Chromium (playwright-core) ----
+
+class ChromiumPage extends ScriptedPage {
+  constructor(context, page) {
+    super("chromium", context, page);
+  }
   /** A DevTools Protocol command for this page (Chromium only). */
   async cdp(method, params) {
     this.session ??= await this.page.context().newCDPSession(this.page);
     return this.session.send(method, params);
-  }
-  close() {
-    return this.page.close();
   }
 }
 
@@ -176,32 +184,6 @@ async function newChromiumPage(context, { viewport } = {}) {
 
 // ---- Firefox (puppeteer-core, WebDriver BiDi) ----
 
-class FirefoxPage extends Page {
-  constructor(context, page) {
-    super("firefox", context);
-    this.page = page;
-    this.pageErrors = [];
-    page.on("pageerror", (e) => this.pageErrors.push(String(e)));
-  }
-  async raw(source) {
-    return decode(this.engine, await this.page.evaluate(source));
-  }
-  navigate(url) {
-    return this.page.goto(url);
-  }
-  reload() {
-    return this.page.reload();
-  }
-  async errors() {
-    return this.pageErrors;
-  }
-  screenshot(path) {
-    return this.page.screenshot({ path });
-  }
-  close() {
-    return this.page.close();
-  }
-}
 
 async function launchFirefox({ profile, prefs }) {
   const browser = await puppeteer.launch({
@@ -227,7 +209,7 @@ async function launchFirefox({ profile, prefs }) {
     async pageOf(context, { viewport } = {}) {
       const page = await context.raw.newPage();
       if (viewport) await page.setViewport(viewport);
-      return new FirefoxPage(context, page);
+      return new ScriptedPage("firefox", context, page);
     },
   };
 }
