@@ -100,13 +100,15 @@ export class LocalEndpoint {
     const result = ns === null && method !== "snapshot" ? this.run(this.root, method, args) : this.callIn(ns, method, args);
     // Here, where this context's calls and those other tabs forward meet: a write from any tab may
     // bring the next maintenance step (commit, flush, purge) forward.
-    // A maintenance step that was overdue and starts now is waited for (see Shared.schedule).
     const read = READS.has(method);
-    const settle = (r) => {
-      const step = this.called(read);
-      return step ? step.then(() => r) : r;
-    };
-    return result instanceof Promise ? result.then(settle) : settle(result);
+    if (result instanceof Promise) return result.then((r) => this.settled(read, r));
+    return this.settled(read, result);
+  }
+
+  /** Answer `r` once a maintenance step that was overdue and starts now is done (Shared.schedule). */
+  settled(read, r) {
+    const step = this.called(read);
+    return step ? step.then(() => r) : r;
   }
 
   /**
