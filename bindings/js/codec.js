@@ -3,20 +3,28 @@
 // also remembers whether its key was given as a string (so scans give keys back as strings).
 
 import { TtlKvError } from "./errors.js";
+import {
+  VALUE_STRING,
+  VALUE_BYTES,
+  VALUE_JSON,
+  VALUE_TAG_MASK,
+  KEY_WAS_STRING,
+  MAX_KEY_BYTES,
+  MAX_VALUE_BYTES,
+  BATCH_PUT,
+  BATCH_DELETE,
+  BATCH_OP_FIELDS,
+  TTL_DEFAULT,
+  PUT_ALWAYS,
+} from "./protocol.js";
 
 const encoder = new TextEncoder();
 // A leading U+FEFF is part of the text, not a byte-order mark to drop.
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-// The engine's `get` decodes string and JSON values itself, by these tags (`value_js` in
-// bindings/web/src/api.rs).
-const TAG_STRING = 0;
-const TAG_BYTES = 1;
-const TAG_JSON = 2;
-const KEY_WAS_STRING = 0x80;
-
-export const MAX_KEY_BYTES = 4096;
-export const MAX_VALUE_BYTES = 16 * 1024 * 1024;
+// The tag byte and the limits are protocol.js's; the engine's `get` decodes string and JSON
+// values itself by the same tags (`value_js` in bindings/web/src/api/answers.rs).
+export { MAX_KEY_BYTES, MAX_VALUE_BYTES };
 const MAX_JSON_DEPTH = 256;
 
 /** Key bytes and whether the key was a string. */
@@ -99,14 +107,14 @@ function tooLarge(bytes) {
  * checked against MAX_VALUE_BYTES. INVALID_ARGUMENT for what cannot be stored.
  */
 function valuePayload(value) {
-  if (typeof value === "string") return [TAG_STRING, value];
+  if (typeof value === "string") return [VALUE_STRING, value];
   if (value instanceof Uint8Array) {
     if (value.length > MAX_VALUE_BYTES) tooLarge(value.length);
-    return [TAG_BYTES, value];
+    return [VALUE_BYTES, value];
   }
   if (value === undefined) throw new TtlKvError("INVALID_ARGUMENT", "a value cannot be undefined");
   checkJson(value, 0, new Set());
-  return [TAG_JSON, JSON.stringify(value)];
+  return [VALUE_JSON, JSON.stringify(value)];
 }
 
 /** The tag byte of a value with tag `tag` whose key was (or was not) a string. */
@@ -142,9 +150,8 @@ export function encodeValue(value, keyWasString) {
 
 // A batch crosses into the engine as one buffer: every op's key bytes, then (for a put) its
 // tagged value bytes, back to back, with six numbers per op beside them in a Float64Array:
-// [type (0 put, 1 delete), key length, value length, TTL kind, TTL argument, condition].
+// [type (BATCH_PUT or BATCH_DELETE), key length, value length, TTL kind, TTL argument, condition].
 // One copy into WebAssembly memory per batch instead of two typed arrays per op.
-const PACKED_OP_FIELDS = 6;
 
 /** Builds the packed form of a batch, one op at a time (see above). */
 export class PackedBatch {
@@ -158,7 +165,7 @@ export class PackedBatch {
   constructor(opCount) {
     // Room for 128 bytes per op, up to 1 MiB; it grows as the ops need.
     this.#bytes = new Uint8Array(Math.min(Math.max(256, opCount * 128), 1024 * 1024));
-    this.#meta = new Float64Array(opCount * PACKED_OP_FIELDS);
+    this.#meta = new Float64Array(opCount * BATCH_OP_FIELDS);
   }
 
   /** Room for `extra` more bytes. */
@@ -220,17 +227,17 @@ export class PackedBatch {
   /** Completes the op as a put: `ttlKind`, `ttlArg` and `condition` as the engine's `put` takes them. */
   put(value, ttlKind, ttlArg, condition) {
     const valueLength = this.#value(value, this.#pendingKeyWasString);
-    this.#op(0, valueLength, ttlKind, ttlArg, condition);
+    this.#op(BATCH_PUT, valueLength, ttlKind, ttlArg, condition);
   }
 
   /** Completes the op as a delete. */
   delete() {
-    this.#op(1, 0, 0, 0, 0);
+    this.#op(BATCH_DELETE, 0, TTL_DEFAULT, 0, PUT_ALWAYS);
   }
 
   #op(type, valueLength, ttlKind, ttlArg, condition) {
     const meta = this.#meta;
-    const at = this.#ops++ * PACKED_OP_FIELDS;
+    const at = this.#ops++ * BATCH_OP_FIELDS;
     meta[at] = type;
     meta[at + 1] = this.#pendingKey;
     meta[at + 2] = valueLength;
@@ -241,7 +248,7 @@ export class PackedBatch {
 
   /** `[bytes, meta]`: the arguments of the engine's `batch`. */
   finish() {
-    return [this.#bytes.subarray(0, this.#length), this.#meta.subarray(0, this.#ops * PACKED_OP_FIELDS)];
+    return [this.#bytes.subarray(0, this.#length), this.#meta.subarray(0, this.#ops * BATCH_OP_FIELDS)];
   }
 }
 
@@ -252,12 +259,12 @@ export function decodeValue(bytes) {
   }
   const keyWasString = (bytes[0] & KEY_WAS_STRING) !== 0;
   const payload = bytes.subarray(1);
-  switch (bytes[0] & 0x7f) {
-    case TAG_STRING:
+  switch (bytes[0] & VALUE_TAG_MASK) {
+    case VALUE_STRING:
       return { value: decoder.decode(payload), keyWasString };
-    case TAG_BYTES:
+    case VALUE_BYTES:
       return { value: payload.slice(), keyWasString };
-    case TAG_JSON:
+    case VALUE_JSON:
       // JSON.parse makes "__proto__" an own data property: it never touches a prototype.
       return { value: JSON.parse(decoder.decode(payload)), keyWasString };
     default:

@@ -14,12 +14,16 @@ export async function engine(call) {
   }
 }
 
+/**
+ * A failure of an engine call as a TtlKvError. The engine's own errors already are one; an error
+ * with one of our codes (from a tab's answer) keeps its code; anything else (the engine trapped)
+ * is a STORAGE failure with the original as its cause: arguments were checked before the call.
+ */
 export function asTtlKvError(e) {
   if (e instanceof TtlKvError) return e;
   if (e instanceof Error && typeof e.code === "string" && CODES.includes(e.code)) {
-    return new TtlKvError(e.code, e.message);
+    return new TtlKvError(e.code, e.message, { cause: e.cause });
   }
-  if (e instanceof TypeError) return new TtlKvError("INVALID_ARGUMENT", e.message, { cause: e });
   return new TtlKvError("STORAGE", String(e && e.message ? e.message : e), { cause: e });
 }
 

@@ -1,19 +1,11 @@
 // TtlKvError: the one error class the npm package rejects with. Its `code` is one of the stable
-// codes of the package (index.d.ts); errors created by the wasm side (name "TtlKvError" + code)
-// are recognised by `instanceof` too, so callers can branch on either.
+// codes (CODES, generated from the engine's error kinds into protocol.js). The engine creates
+// its errors with this class too (the loader hands it over: `useErrorClass`), so `instanceof`
+// holds for every error, whichever side made it.
 
-/** The stable error codes, documented in index.d.ts (`TtlKvErrorCode`). */
-export const CODES = Object.freeze([
-  "INVALID_ARGUMENT",
-  "KEY_TOO_LARGE",
-  "VALUE_TOO_LARGE",
-  "CLOSED",
-  "FENCED",
-  "QUOTA_EXCEEDED",
-  "CORRUPTION",
-  "STORAGE",
-  "UNSUPPORTED",
-]);
+import { CODES } from "./protocol.js";
+
+export { CODES };
 
 /** An error from ttlkv: `name === "TtlKvError"`, a stable `code`, and an optional `cause`. */
 export class TtlKvError extends Error {
@@ -29,15 +21,5 @@ export class TtlKvError extends Error {
     }
     this.name = "TtlKvError";
     this.code = code;
-  }
-
-  /** Errors thrown by the wasm side are plain Errors named "TtlKvError" with a code. */
-  static [Symbol.hasInstance](value) {
-    return (
-      value instanceof Error &&
-      value.name === "TtlKvError" &&
-      typeof value.code === "string" &&
-      CODES.includes(value.code)
-    );
   }
 }

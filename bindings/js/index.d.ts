@@ -342,7 +342,7 @@ export interface ExpireEvent {
   namespace?: string;
 }
 
-/** A listener of `"expire"` events: called once per expired key. A throw is rethrown asynchronously and does not stop other listeners. */
+/** A listener of `"expire"` events: called once per expired key. A throw is reported with `console.error` and does not stop other listeners. */
 export type ExpireListener = (event: ExpireEvent) => void;
 
 /** One SST (sorted table) in {@link Stats}. */
@@ -427,9 +427,9 @@ export type PageKindPrefix = "w/" | "m/" | "d/";
  * may return a value or a Promise of it.
  *
  * An error the adapter throws becomes a {@link TtlKvError} of the code its `code` property names
- * (`"FENCED"`, `"QUOTA_EXCEEDED"`, `"CORRUPTION"`, `"INVALID_ARGUMENT"`; an error named
- * `"QuotaExceededError"` is `QUOTA_EXCEEDED`), else `STORAGE`; the thrown error is kept as the
- * `TtlKvError`'s `cause`.
+ * when that is one of {@link CODES} (a store reports `"FENCED"`, `"QUOTA_EXCEEDED"` or
+ * `"CORRUPTION"`; an error named `"QuotaExceededError"` is `QUOTA_EXCEEDED`), else `STORAGE`; the
+ * thrown error is kept as the `TtlKvError`'s `cause`.
  */
 export interface PageStoreAdapter {
   /** The stored manifest, or `null` / `undefined` when there is none (a new database). */
@@ -481,8 +481,9 @@ export type TtlKvErrorCode = (typeof CODES)[number];
 
 /**
  * The error every ttlkv rejection carries: an `Error` with `name === "TtlKvError"` and a stable
- * {@link TtlKvError.code | code}. `instanceof TtlKvError` also recognises the plain `Error`s the
- * WebAssembly side creates with that name and a known code.
+ * {@link TtlKvError.code | code}. The WebAssembly engine creates its errors with this class too,
+ * so `instanceof TtlKvError` holds for every rejection. A failure underneath (a `DOMException`
+ * from IndexedDB, an adapter's or the file system's error) is the `cause`.
  */
 export declare class TtlKvError extends Error {
   /**
@@ -497,8 +498,6 @@ export declare class TtlKvError extends Error {
   name: "TtlKvError";
   /** Which kind of failure this is; see {@link TtlKvErrorCode}. */
   code: TtlKvErrorCode;
-  /** `true` for any `Error` named `"TtlKvError"` whose `code` is one of {@link CODES}. */
-  static [Symbol.hasInstance](value: unknown): value is TtlKvError;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 // `.wasm` as a compiled WebAssembly.Module (it allows no compiling from bytes and no fetch of the
 // package's own files), which the first open() instantiates. Timers there end with the request
 // that set them: automatic maintenance runs its overdue steps at the next calls instead, which
-// wait for them (core.js, Shared.schedule).
+// wait for them (shared.js, Shared.schedule).
 import * as workers from "cloudflare:workers";
 import engineModule from "./pkg/ttlkv_web_bg.wasm";
 import { useEngineSource, useKeepAlive } from "./core.js";

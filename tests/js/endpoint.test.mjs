@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { LocalEndpoint } from "../../bindings/js/engine.js";
 import { TtlKvError } from "../../bindings/js/errors.js";
 import { encodeKey, encodeValue } from "../../bindings/js/codec.js";
+import { TTL_DEFAULT, TTL_AFTER_MS, PUT_ALWAYS, PUT_IF_ABSENT } from "../../bindings/js/protocol.js";
 
 const wasm = await import("../../bindings/js/pkg/ttlkv_web.js");
 await wasm.default({ module_or_path: readFileSync(new URL("../../bindings/js/pkg/ttlkv_web_bg.wasm", import.meta.url)) });
@@ -16,7 +17,7 @@ async function endpoint() {
   return new LocalEndpoint(raw, () => {}, () => false, () => {});
 }
 
-const put = (e, key, value) => e.call(null, "put", [encodeKey(key), encodeValue(value, true), 0, 0, 0]);
+const put = (e, key, value) => e.call(null, "put", [encodeKey(key), encodeValue(value, true), TTL_DEFAULT, 0, PUT_ALWAYS]);
 
 async function rejects(promise, code) {
   await assert.rejects(promise, (e) => e instanceof TtlKvError && e.code === code);
@@ -44,7 +45,7 @@ test("a conditional put resent to the next writer after the first applied it get
   // away before answering; the follower sends it again to the next writer.
   const name = `resent-${n++}`;
   const open = async () => new LocalEndpoint(await wasm.openDb(name, "memory", { durability: "durable" }), () => {}, () => false, () => {});
-  const args = [encodeKey("otp"), encodeValue("493817", true), 0, 0, 1];
+  const args = [encodeKey("otp"), encodeValue("493817", true), TTL_DEFAULT, 0, PUT_IF_ABSENT];
   const old = await open();
   assert.equal(await old.call(null, "put", args, "tab-b:7"), true);
   await old.close();
@@ -52,10 +53,10 @@ test("a conditional put resent to the next writer after the first applied it get
   assert.equal(await next.call(null, "put", args, "tab-b:7", true), true, "the outcome the first run had");
   assert.equal(await next.call(null, "put", args, "tab-b:8", true), false, "a call that never ran runs now");
   // A getEx sent again answers with the value it read the first time.
-  await next.call(null, "put", [encodeKey("s"), encodeValue("data", true), 0, 0, 0]);
-  assert.equal(await next.call(null, "getEx", [encodeKey("s"), 0, 5_000], "tab-b:9"), "data");
+  await next.call(null, "put", [encodeKey("s"), encodeValue("data", true), TTL_DEFAULT, 0, PUT_ALWAYS]);
+  assert.equal(await next.call(null, "getEx", [encodeKey("s"), TTL_AFTER_MS, 5_000], "tab-b:9"), "data");
   await next.call(null, "delete", [encodeKey("s")]);
-  assert.equal(await next.call(null, "getEx", [encodeKey("s"), 0, 5_000], "tab-b:9", true), "data");
+  assert.equal(await next.call(null, "getEx", [encodeKey("s"), TTL_AFTER_MS, 5_000], "tab-b:9", true), "data");
   await next.close();
 });
 

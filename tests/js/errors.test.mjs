@@ -1,5 +1,5 @@
-// The TtlKvError contract (index.d.ts): instanceof Error, name, code, cause, and recognition of
-// errors created on the wasm side.
+// The TtlKvError contract (index.d.ts): instanceof Error, name, code, cause; errors the engine
+// makes are instances of the class (package.test.mjs checks those from real calls).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 // TTLKV_PACKAGE: see package.test.mjs.
@@ -26,11 +26,18 @@ test("an unknown code is a TypeError, not a TtlKvError", () => {
   assert.throws(() => new TtlKvError("NOPE", "x"), TypeError);
 });
 
-test("errors made by the wasm side are recognised by instanceof", () => {
-  const wasm = new Error("key of 5000 bytes exceeds 4096");
-  wasm.name = "TtlKvError";
-  wasm.code = "KEY_TOO_LARGE";
-  assert.ok(wasm instanceof TtlKvError);
-  const plain = new Error("x");
-  assert.ok(!(plain instanceof TtlKvError));
+test("a plain Error with the name and a code is not a TtlKvError: only the class makes one", () => {
+  const lookalike = new Error("key of 5000 bytes exceeds 4096");
+  lookalike.name = "TtlKvError";
+  lookalike.code = "KEY_TOO_LARGE";
+  assert.ok(!(lookalike instanceof TtlKvError));
+});
+
+test("an error the engine makes is an instance of the package's class, made by its constructor", async () => {
+  const { open } = await import(process.env.TTLKV_PACKAGE ?? "../../bindings/js/node.js");
+  // The engine itself refuses an adapter without its functions (the JS side passes it through).
+  const e = await open("errors-from-the-engine", { storage: {} }).then(() => null, (e) => e);
+  assert.equal(Object.getPrototypeOf(e), TtlKvError.prototype);
+  assert.equal(e.code, "INVALID_ARGUMENT");
+  assert.match(e.message, /readManifest/);
 });

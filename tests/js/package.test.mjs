@@ -334,6 +334,9 @@ test("the engine refuses a packed batch whose op table does not add up, and stay
   // ships it bundled); initialising it again is a no-op when the tested entry already did.
   const wasm = await import("../../bindings/js/pkg/ttlkv_web.js");
   await wasm.default({ module_or_path: readFileSync(new URL("../../bindings/js/pkg/ttlkv_web_bg.wasm", import.meta.url)) });
+  // Against an installed package this glue is a second instance: it makes its errors with the
+  // class the loader hands it, as the package's own loader does.
+  wasm.useErrorClass(TtlKvError);
   const raw = await wasm.openDb("packed-raw", "memory", { durability: "durable" });
   const bytes = new TextEncoder().encode("keyvalue");
   const cases = [

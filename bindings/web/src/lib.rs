@@ -2,8 +2,8 @@
 //!
 //! The bridge between the ttlkv core and JavaScript: the wasm-bindgen API ([`api`]) the npm
 //! package's JS entry drives, page stores on the JS side ([`store`]), the JS clock adapter
-//! ([`clock`]) and the mapping of core errors onto `TtlKvError` objects with a stable `code`
-//! ([`error`]). The core knows nothing of browsers; this crate knows nothing of SST bytes.
+//! ([`clock`]), the mapping of core errors onto `TtlKvError` objects with a stable `code`
+//! ([`error`]), and the one definition of the numbers both sides agree on ([`protocol`]). The core knows nothing of browsers; this crate knows nothing of SST bytes.
 #![warn(missing_docs)]
 
 pub mod api;
@@ -12,7 +12,8 @@ pub mod clock;
 pub mod conformance;
 pub mod error;
 mod promise;
+pub mod protocol;
 pub mod store;
 
 pub use clock::JsClock;
-pub use error::to_js_error;
+pub use error::{to_js_error, JsCause};

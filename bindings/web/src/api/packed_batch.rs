@@ -1,30 +1,29 @@
 //! The packed form of a batch, as `PackedBatch` in `bindings/js/codec.js` builds it: one buffer
 //! of every op's key bytes, then (for a put) its tagged value bytes, back to back, and six numbers
-//! per op: `[type (0 put, 1 delete), key length, value length, TTL kind, TTL argument,
-//! condition]`. A batch crosses into WebAssembly memory in one copy this way, instead of two
+//! per op (`BATCH_OP_FIELDS`): `[type (`BATCH_PUT` or `BATCH_DELETE`), key length, value length,
+//! TTL kind, TTL argument, condition]`. A batch crosses into WebAssembly memory in one copy this way, instead of two
 //! typed arrays per op. Every length is checked against the bytes actually there: a table that
 //! does not add up is an `INVALID_ARGUMENT`, never a panic.
 
 use ttlkv::{PutOptions, WriteBatch};
 
-use super::{condition_of, int, invalid, ttl_of, JsResult};
-
-/// Numbers per op in the op table.
-const OP_FIELDS: usize = 6;
+use super::args::{condition_of, int, ttl_of};
+use super::call::{invalid, JsResult};
+use crate::protocol::{BATCH_DELETE, BATCH_OP_FIELDS, BATCH_PUT};
 
 /// The [`WriteBatch`] that `bytes` and `ops` describe.
 pub(super) fn unpack(bytes: &[u8], ops: &[f64]) -> JsResult<WriteBatch> {
-    if ops.len() % OP_FIELDS != 0 {
+    if ops.len() % BATCH_OP_FIELDS != 0 {
         return Err(invalid(
             "a packed batch's op table must hold six numbers per op",
         ));
     }
     let mut batch = WriteBatch::new();
     let mut rest = bytes;
-    for op in ops.chunks_exact(OP_FIELDS) {
+    for op in ops.chunks_exact(BATCH_OP_FIELDS) {
         let key = take(&mut rest, op[1])?;
-        match op[0] {
-            0.0 => {
+        match small(op[0], "batch op type")? {
+            BATCH_PUT => {
                 let value = take(&mut rest, op[2])?;
                 let options = PutOptions {
                     ttl: ttl_of(small(op[3], "TTL kind")?, op[4])?,
@@ -32,7 +31,7 @@ pub(super) fn unpack(bytes: &[u8], ops: &[f64]) -> JsResult<WriteBatch> {
                 };
                 batch.put_with_options(key, value, options);
             }
-            1.0 => {
+            BATCH_DELETE => {
                 if op[2] != 0.0 {
                     return Err(invalid("a packed delete has no value"));
                 }

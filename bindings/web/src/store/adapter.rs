@@ -1,6 +1,6 @@
 //! The JS page-store adapter: a [`PageStore`] whose operations are async functions of an object
 //! the app supplies (`open(name, { storage: adapter })`), e.g. over an edge platform's KV or blob
-//! storage, or files in Node. The contract (also in the README):
+//! storage, or files in Node. The contract (also in docs/runtimes.md):
 //!
 //! ```text
 //! readManifest(): Promise<{ version: number, bytes: Uint8Array } | null>
@@ -24,7 +24,7 @@ use ttlkv::{Error, ErrorKind, Result};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use crate::error::remember_cause;
+use crate::error::JsCause;
 
 use super::page_key::{check_manifest_version, kind_prefix, page_ids_of_kind, page_key};
 
@@ -58,17 +58,17 @@ pub fn js_error(context: &str, e: &JsValue) -> Error {
         .ok()
         .and_then(|m| m.as_string())
         .unwrap_or_default();
-    let kind = match code.as_deref() {
-        Some("FENCED") => ErrorKind::Fenced,
-        Some("QUOTA_EXCEEDED") => ErrorKind::QuotaExceeded,
-        Some("CORRUPTION") => ErrorKind::Corruption,
-        Some("INVALID_ARGUMENT") => ErrorKind::InvalidArgument,
-        _ if name == "QuotaExceededError" => ErrorKind::QuotaExceeded,
-        _ => ErrorKind::Storage,
+    let kind = match code.as_deref().and_then(ErrorKind::from_code) {
+        Some(kind) => kind,
+        None if name == "QuotaExceededError" => ErrorKind::QuotaExceeded,
+        None => ErrorKind::Storage,
     };
-    let error = Error::new(kind, format!("{context}: {message}"));
-    remember_cause(error.message(), e.clone());
-    error
+    let text = if name.is_empty() {
+        message.clone()
+    } else {
+        format!("{name}: {message}")
+    };
+    Error::new(kind, format!("{context}: {message}")).with_source(JsCause::new(e.clone(), text))
 }
 
 async fn call(f: &Function, this: &Object, arg: &JsValue, what: &str) -> Result<JsValue> {

@@ -42,7 +42,7 @@ use ttlkv::store::{Commit, ManifestRecord, PageId, PageKind, PageStore, StoreFut
 use ttlkv::{Error, ErrorKind, Result};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::error::remember_cause;
+use crate::error::JsCause;
 
 use super::event_loop_turn::event_loop_turn;
 use super::page_key::{check_manifest_version, kind_prefix, page_ids_of_kind, page_key};
@@ -94,10 +94,10 @@ fn idb_error(context: &str, e: idb::Error) -> Error {
         ErrorKind::Storage
     };
     let error = Error::new(kind, format!("{context}: {message}"));
-    if let Some(cause) = cause {
-        remember_cause(error.message(), cause);
+    match cause {
+        Some(cause) => error.with_source(JsCause::new(cause, message)),
+        None => error,
     }
-    error
 }
 
 /// The JS value an idb failure carries, if it carries one.
@@ -364,10 +364,10 @@ impl IndexedDbStore {
                     kind,
                     format!("commit: IndexedDB aborted it, nothing was written ({cause})"),
                 );
-                if let Some(d) = exception {
-                    remember_cause(error.message(), d.into());
-                }
-                Err(error)
+                Err(match exception {
+                    Some(d) => error.with_source(JsCause::new(d.into(), cause)),
+                    None => error,
+                })
             }
         }
     }

@@ -1,0 +1,216 @@
+// `Db`: an open database, or one namespace of it — the object open() gives the app. Each method
+// checks and encodes its arguments and makes its engine call through the database's endpoint
+// (`Shared.endpoint`); these are the per-call hot paths.
+
+import { TtlKvError } from "./errors.js";
+import { encodeKey, encodeValue, PackedBatch } from "./codec.js";
+import { invalid, plainOptions, checkKnown, positiveInt, integer, putArgs, conditionBits, scanArgs } from "./options.js";
+import { valueOf, entryOf, reaper, scanPages, Snapshot } from "./snapshot.js";
+import { guardMethods } from "./guard.js";
+import { TTL_AFTER_MS, TTL_AT, TTL_NO_EXPIRY } from "./protocol.js";
+
+let nextHandle = 0;
+
+/** An open database, or one namespace of it. */
+export class Db {
+  #ns;
+  #shared;
+  constructor(shared, ns) {
+    this.#shared = shared;
+    this.#ns = ns;
+  }
+
+  /** The answer of an engine call, or a Promise of it; throws as the endpoint's `call` does. */
+  #call(method, args) {
+    const shared = this.#shared;
+    if (shared.closed) throw new TtlKvError("CLOSED", "the database is closed");
+    return shared.endpoint.call(this.#ns, method, args);
+  }
+
+  put(key, value, opts) {
+    return (async () => {
+      const k = encodeKey(key);
+      const v = encodeValue(value, typeof key === "string");
+      const [kind, arg, cond] = putArgs(opts);
+      return this.#call("put", [k, v, kind, arg, cond]);
+    })();
+  }
+
+  async get(key) {
+    const raw = await this.#call("get", [encodeKey(key)]);
+    return valueOf(raw);
+  }
+
+  async getMany(keys) {
+    if (!Array.isArray(keys)) throw invalid("getMany takes an array of keys");
+    const encoded = keys.map((k) => encodeKey(k));
+    const raws = await Promise.all(encoded.map((k) => this.#call("get", [k])));
+    return raws.map(valueOf);
+  }
+
+  async getEntry(key) {
+    const raw = await this.#call("getEntry", [encodeKey(key)]);
+    return raw === undefined ? undefined : entryOf(raw);
+  }
+
+  async has(key) {
+    return this.#call("has", [encodeKey(key)]);
+  }
+
+  async delete(key) {
+    return this.#call("delete", [encodeKey(key)]);
+  }
+
+  async ttl(key) {
+    return this.#call("ttl", [encodeKey(key)]);
+  }
+
+  async expire(key, ttlMs, cond) {
+    const k = encodeKey(key);
+    // Any integer: ms <= 0 deletes the key, as PEXPIRE does (the engine decides).
+    const ms = integer(ttlMs, "ttlMs");
+    return this.#call("expire", [k, ms, conditionBits(cond)]);
+  }
+
+  async expireAt(key, atMs, cond) {
+    const k = encodeKey(key);
+    const at = integer(atMs, "atMs");
+    return this.#call("expireAt", [k, at, conditionBits(cond)]);
+  }
+
+  async persist(key) {
+    return this.#call("persist", [encodeKey(key)]);
+  }
+
+  async getEx(key, opts) {
+    const k = encodeKey(key);
+    opts = plainOptions(opts, "getEx options");
+    checkKnown(opts, ["ttlMs", "expireAt", "persist"], "getEx");
+    const given = ["ttlMs", "expireAt", "persist"].filter((x) => opts[x] !== undefined);
+    if (given.length > 1) throw invalid("getEx takes at most one of ttlMs, expireAt, persist");
+    // No option: a plain get, which changes nothing.
+    if (given.length === 0) return valueOf(await this.#call("get", [k]));
+    let kind;
+    let arg = 0;
+    if (opts.ttlMs !== undefined) [kind, arg] = [TTL_AFTER_MS, positiveInt(opts.ttlMs, "ttlMs")];
+    else if (opts.expireAt !== undefined) [kind, arg] = [TTL_AT, integer(opts.expireAt, "expireAt")];
+    else if (opts.persist === true) kind = TTL_NO_EXPIRY;
+    else throw invalid("persist must be true");
+    const raw = await this.#call("getEx", [k, kind, arg]);
+    return valueOf(raw);
+  }
+
+  scan(opts) {
+    const args = scanArgs(opts);
+    const self = this;
+    return {
+      [Symbol.asyncIterator]() {
+        const held = { endpoint: self.#shared.endpoint };
+        const entries = (async function* () {
+          held.id = await self.#call("snapshot", []);
+          yield* scanPages(held, args);
+        })();
+        reaper.register(entries, () => held.id && held.endpoint.release(held.id));
+        return entries;
+      },
+    };
+  }
+
+  async batch(ops) {
+    if (!Array.isArray(ops)) throw invalid("batch takes an array of operations");
+    const packed = new PackedBatch(ops.length);
+    for (const op of ops) {
+      if (op === null || typeof op !== "object") throw invalid("a batch operation must be an object");
+      packed.key(op.key);
+      if (op.type === "put") {
+        const { type, key, value, ...putOpts } = op;
+        const [kind, arg, cond] = putArgs(putOpts);
+        packed.put(value, kind, arg, cond);
+      } else if (op.type === "delete") {
+        checkKnown(op, ["type", "key"], "delete");
+        packed.delete();
+      } else {
+        throw invalid(`unknown batch operation type ${JSON.stringify(op.type)}`);
+      }
+    }
+    const ok = await this.#call("batch", packed.finish());
+    if (!ok) throw new TtlKvError("INVALID_ARGUMENT", "a condition in the batch failed; nothing was written");
+  }
+
+  async snapshot() {
+    const endpoint = this.#shared.endpoint;
+    const id = await this.#call("snapshot", []);
+    const snapshot = new Snapshot(endpoint, id);
+    reaper.register(snapshot, () => endpoint.release(id), snapshot);
+    return snapshot;
+  }
+
+  namespace(name, opts) {
+    if (typeof name !== "string" || name.length === 0) throw invalid("a namespace name is a non-empty string");
+    const o = plainOptions(opts, "namespace options");
+    checkKnown(o, ["defaultTtlMs", "maxTtlMs"], "namespace");
+    const ttl = (x, what) => (x === undefined || x === null ? null : positiveInt(x, what));
+    // null, not NaN, for "none": the spec crosses tabs through structured clone and JSON.
+    const handleId = `${Math.random().toString(36).slice(2)}:${nextHandle++}`;
+    const shared = this.#shared;
+    const handle = new Db(shared, [name, opts !== undefined, ttl(o.defaultTtlMs, "defaultTtlMs"), ttl(o.maxTtlMs, "maxTtlMs"), handleId]);
+    // Its engine handle (opened by its first call, on whichever context is the writer) goes with it.
+    reaper.register(handle, () => shared.endpoint.forget(handleId));
+    return handle;
+  }
+
+  async dropNamespace(name) {
+    if (typeof name !== "string" || name.length === 0) throw invalid("a namespace name is a non-empty string");
+    return this.#call("dropNamespace", [name]);
+  }
+
+  async clear() {
+    await this.#call("clear", []);
+  }
+
+  async purgeExpired(opts) {
+    opts = plainOptions(opts, "purge options");
+    checkKnown(opts, ["limit"], "purge");
+    const limit = opts.limit === undefined ? 10_000 : positiveInt(opts.limit, "limit");
+    const report = await this.#call("purgeExpired", [limit]);
+    return report.removed;
+  }
+
+  async flush() {
+    return this.#call("flush", []);
+  }
+
+  async compact() {
+    return this.#call("compact", []);
+  }
+
+  async stats() {
+    return this.#call("stats", []);
+  }
+
+  on(event, fn) {
+    if (event !== "expire") throw invalid(`unknown event "${event}"`);
+    if (typeof fn !== "function") throw invalid("a listener must be a function");
+    this.#shared.listeners.add(fn);
+  }
+
+  off(event, fn) {
+    if (event !== "expire") throw invalid(`unknown event "${event}"`);
+    this.#shared.listeners.delete(fn);
+  }
+
+  async close() {
+    const shared = this.#shared;
+    if (shared.closed) return;
+    shared.stop();
+    try {
+      if (shared.tabs !== undefined) await shared.tabs.close();
+      else await shared.local?.close();
+    } finally {
+      // Also when the engine's close failed: a lease kept renewing would lock every other tab out.
+      await shared.lease?.release();
+    }
+  }
+}
+
+guardMethods(Db);

@@ -1,0 +1,90 @@
+// Loading the engine: where it comes from (`useEngineSource`, set by the entries; `init()`, called
+// by the app) and the one load and instantiation of the WebAssembly module that open() and
+// destroy() wait for.
+
+import { TtlKvError } from "./errors.js";
+import { invalid, plainOptions, checkKnown } from "./options.js";
+import { describe } from "./guard.js";
+import initWasm, { useErrorClass } from "./pkg/ttlkv_web.js";
+
+/**
+ * Where the engine comes from: a function giving `{ module }` (a compiled `WebAssembly.Module`),
+ * `{ bytes }` (its bytes) or `{ url }` (where to fetch it), maybe as a Promise. `init()` sets
+ * `given`; an entry sets `fallback`.
+ */
+let given;
+let fallback;
+let loading;
+
+/** For the entries: how this runtime finds the engine when the app does not call `init()`. */
+export function useEngineSource(source) {
+  fallback = source;
+}
+
+const SOURCE_KINDS = ["module", "bytes", "url"];
+
+function checkSource(options) {
+  const o = plainOptions(options, "init options");
+  checkKnown(o, SOURCE_KINDS, "init");
+  const kinds = SOURCE_KINDS.filter((k) => o[k] !== undefined);
+  if (kinds.length !== 1) throw invalid("init takes exactly one of module, bytes, url");
+  const [kind] = kinds;
+  const value = o[kind];
+  const ok =
+    kind === "module"
+      ? // Also a module compiled in another realm (a host may compile it outside the worker).
+        Object.prototype.toString.call(value) === "[object WebAssembly.Module]"
+      : kind === "bytes"
+        ? value instanceof ArrayBuffer || ArrayBuffer.isView(value)
+        : typeof value === "string" || value instanceof URL;
+  if (!ok) {
+    const want = { module: "a WebAssembly.Module", bytes: "an ArrayBuffer or a typed array", url: "a string or a URL" };
+    throw invalid(`init: ${kind} must be ${want[kind]}`);
+  }
+  return { [kind]: value };
+}
+
+/**
+ * Load the engine from `options` (`{ module }`, `{ bytes }` or `{ url }`) instead of the way the
+ * entry would find it: for hosts and bundlers that hand over the compiled module or its bytes.
+ * Once the engine is loaded, later calls change nothing. Rejects like open() when it cannot load.
+ */
+export async function initEngine(options) {
+  const source = checkSource(options);
+  if (loaded) return;
+  given = () => source;
+  if (loading) await loading.catch(() => {});
+  if (!loaded) loading = undefined;
+  await load();
+}
+
+let loaded = false;
+
+/**
+ * Load and instantiate the engine once. A load that fails is an `UNSUPPORTED` error with its
+ * cause (the engine cannot run here, or its file could not be read), and is not kept: the next
+ * open() tries again.
+ */
+export function load() {
+  if (!loading) {
+    loading = (async () => {
+      const source = given ?? fallback;
+      if (!source) throw new Error("this entry cannot find the engine: call init({ module | bytes | url }) first");
+      const { module, bytes, url } = await source();
+      // A module (or bytes) handed over is checked before the glue takes it: the glue keeps the
+      // first instance it makes, so one of another module would stay broken for every retry.
+      const compiled = module ?? (bytes && (await WebAssembly.compile(bytes)));
+      if (compiled && !WebAssembly.Module.exports(compiled).some((e) => e.name === "openDb")) {
+        throw new Error("the WebAssembly module given is not the ttlkv engine (it exports no openDb)");
+      }
+      await initWasm({ module_or_path: compiled ?? url });
+      // The engine makes its errors with the package's class, so `instanceof` holds for them.
+      useErrorClass(TtlKvError);
+      loaded = true;
+    })().catch((e) => {
+      loading = undefined;
+      throw new TtlKvError("UNSUPPORTED", `the ttlkv engine could not be loaded: ${describe(e)}`, { cause: e });
+    });
+  }
+  return loading;
+}

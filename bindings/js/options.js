@@ -1,0 +1,91 @@
+// Checking the app's arguments: option objects (plainOptions, checkKnown), numbers and flags, and
+// what put, expire and scan options mean to the engine (putArgs, conditionBits, scanArgs). Every
+// rejection here is an INVALID_ARGUMENT TtlKvError.
+
+import { TtlKvError } from "./errors.js";
+import { encodeKey } from "./codec.js";
+import {
+  TTL_DEFAULT, TTL_NO_EXPIRY, TTL_AFTER_MS, TTL_AT, TTL_KEEP,
+  PUT_ALWAYS, PUT_IF_ABSENT, PUT_IF_PRESENT,
+  EXPIRE_NX, EXPIRE_XX, EXPIRE_GT, EXPIRE_LT,
+} from "./protocol.js";
+
+export const invalid = (message) => new TtlKvError("INVALID_ARGUMENT", message);
+
+export function plainOptions(opts, what) {
+  if (opts === undefined || opts === null) return {};
+  if (typeof opts !== "object" || Array.isArray(opts)) throw invalid(`${what} must be an object`);
+  return opts;
+}
+
+export function checkKnown(opts, allowed, what) {
+  for (const k of Object.keys(opts)) {
+    if (!allowed.includes(k)) throw invalid(`unknown ${what} option "${k}"`);
+  }
+}
+
+export function positiveInt(x, what) {
+  if (typeof x !== "number" || !Number.isInteger(x) || x <= 0 || !Number.isSafeInteger(x)) {
+    throw invalid(`${what} must be an integer greater than 0`);
+  }
+  return x;
+}
+
+export function integer(x, what) {
+  if (typeof x !== "number" || !Number.isSafeInteger(x)) throw invalid(`${what} must be a finite integer`);
+  return x;
+}
+
+export function flag(x, what) {
+  if (x === undefined) return false;
+  if (typeof x !== "boolean") throw invalid(`${what} must be a boolean`);
+  return x;
+}
+
+const PUT_OPTIONS = ["ttlMs", "expireAt", "keepTtl", "noExpiry", "ifAbsent", "ifPresent"];
+
+/** [ttlKind, ttlArg, condition] for the engine from put options. */
+export function putArgs(opts) {
+  opts = plainOptions(opts, "put options");
+  checkKnown(opts, PUT_OPTIONS, "put");
+  const given = ["ttlMs", "expireAt", "keepTtl", "noExpiry"].filter((k) => opts[k] !== undefined);
+  if (given.length > 1) throw invalid(`at most one of ttlMs, expireAt, keepTtl, noExpiry (got ${given.join(", ")})`);
+  let kind = TTL_DEFAULT;
+  let arg = 0;
+  if (opts.ttlMs !== undefined) [kind, arg] = [TTL_AFTER_MS, positiveInt(opts.ttlMs, "ttlMs")];
+  else if (opts.expireAt !== undefined) [kind, arg] = [TTL_AT, integer(opts.expireAt, "expireAt")];
+  else if (flag(opts.keepTtl, "keepTtl")) kind = TTL_KEEP;
+  else if (flag(opts.noExpiry, "noExpiry")) kind = TTL_NO_EXPIRY;
+  const ifAbsent = flag(opts.ifAbsent, "ifAbsent");
+  const ifPresent = flag(opts.ifPresent, "ifPresent");
+  if (ifAbsent && ifPresent) throw invalid("ifAbsent and ifPresent cannot both be set");
+  return [kind, arg, ifAbsent ? PUT_IF_ABSENT : ifPresent ? PUT_IF_PRESENT : PUT_ALWAYS];
+}
+
+export function conditionBits(cond) {
+  cond = plainOptions(cond, "expire condition");
+  checkKnown(cond, ["nx", "xx", "gt", "lt"], "expire condition");
+  return (flag(cond.nx, "nx") ? EXPIRE_NX : 0) | (flag(cond.xx, "xx") ? EXPIRE_XX : 0) | (flag(cond.gt, "gt") ? EXPIRE_GT : 0) | (flag(cond.lt, "lt") ? EXPIRE_LT : 0);
+}
+
+export function scanArgs(opts) {
+  opts = plainOptions(opts, "scan options");
+  checkKnown(opts, ["prefix", "start", "end", "limit", "reverse"], "scan");
+  const keyOrNone = (k, what) => (k === undefined ? undefined : encodeKey(k, what));
+  // An empty prefix or start bounds nothing: every key has it / comes after it.
+  const emptyIsNone = (k) => ((typeof k === "string" || k instanceof Uint8Array) && k.length === 0 ? undefined : k);
+  let limit = -1;
+  if (opts.limit !== undefined) {
+    if (typeof opts.limit !== "number" || !Number.isSafeInteger(opts.limit) || opts.limit < 0) {
+      throw invalid("limit must be an integer >= 0");
+    }
+    limit = opts.limit;
+  }
+  return {
+    prefix: keyOrNone(emptyIsNone(opts.prefix)),
+    start: keyOrNone(emptyIsNone(opts.start)),
+    end: keyOrNone(opts.end),
+    limit,
+    reverse: flag(opts.reverse, "reverse"),
+  };
+}

@@ -1,0 +1,137 @@
+//! The answers of calls as JS values: values (decoded to the caller's string or JSON right here
+//! when they are text, see [`value_js`]), entries, purge reports with their expire events, and
+//! stats. Built by hand with `Reflect::set` on plain objects: see `docs/design.md` ("Objects
+//! that cross into JavaScript") for the measurements against `serde-wasm-bindgen`.
+
+use js_sys::{Array, Object, Reflect, Uint8Array};
+use ttlkv::{Entry, ExpiredEntry, PurgeReport, Stats};
+use wasm_bindgen::JsValue;
+
+use crate::error::to_js_error;
+use crate::protocol::{VALUE_JSON, VALUE_STRING, VALUE_TAG_MASK};
+
+/// Set an own property of a fresh plain object (which cannot fail).
+pub(super) fn set(target: &Object, key: &str, value: &JsValue) {
+    let _ = Reflect::set(target, &JsValue::from_str(key), value);
+}
+
+/// Bytes as a `Uint8Array` (a copy out of this module's memory).
+pub(super) fn bytes(b: &[u8]) -> JsValue {
+    Uint8Array::from(b).into()
+}
+
+/// A value as `get` hands it to the JS entry. Text (a string, or JSON) is decoded here, straight
+/// from this module's memory, so no Uint8Array is made for it: the answer is the caller's string,
+/// or the parsed JSON value. Anything else (bytes, or text that does not decode) comes back raw,
+/// tag byte and all, as a Uint8Array for the JS codec to decode.
+pub(super) fn value_js(v: &[u8]) -> JsValue {
+    if let Some((tag, payload)) = v.split_first() {
+        let text = || core::str::from_utf8(payload).ok();
+        match tag & VALUE_TAG_MASK {
+            VALUE_STRING => {
+                if let Some(text) = text() {
+                    return JsValue::from_str(text);
+                }
+            }
+            VALUE_JSON => {
+                if let Some(parsed) = text().and_then(|t| js_sys::JSON::parse(t).ok()) {
+                    return parsed;
+                }
+            }
+            _ => {}
+        }
+    }
+    bytes(v)
+}
+
+/// A time in ms since the epoch, or `null`.
+pub(super) fn time(t: Option<i64>) -> JsValue {
+    t.map_or(JsValue::NULL, |t| JsValue::from_f64(t as f64))
+}
+
+/// `[key, value, expireAt | null]`.
+pub(super) fn entry_array(e: &Entry) -> JsValue {
+    Array::of3(&bytes(&e.key), &bytes(&e.value), &time(e.expire_at)).into()
+}
+
+/// `[namespace, key, value, expireAt][]`.
+fn expired_array(list: &[ExpiredEntry]) -> Array {
+    list.iter()
+        .map(|e| {
+            let a = Array::of3(
+                &JsValue::from_str(&e.namespace),
+                &bytes(&e.key),
+                &bytes(&e.value),
+            );
+            a.push(&JsValue::from_f64(e.expire_at as f64));
+            JsValue::from(a)
+        })
+        .collect()
+}
+
+/// A purge report for JS: `{ removed, rewritten, stale, moreDue, expired, hookErrors }`. Its
+/// `expired` list (a key, a value and more for every key purged) is built only `with_expired`:
+/// only expire listeners need it, and for a purge of thousands of keys it cost a fifth of the
+/// purge.
+pub(super) fn purge_object(r: &PurgeReport, with_expired: bool) -> Object {
+    let o = Object::new();
+    set(&o, "removed", &JsValue::from_f64(r.removed as f64));
+    set(&o, "rewritten", &JsValue::from_f64(r.rewritten as f64));
+    set(&o, "stale", &JsValue::from_f64(r.stale as f64));
+    set(&o, "moreDue", &JsValue::from_bool(r.more_due));
+    let expired = if with_expired {
+        expired_array(&r.expired)
+    } else {
+        Array::new()
+    };
+    set(&o, "expired", &expired);
+    let errors: Array = r.hook_errors.iter().map(to_js_error).collect();
+    set(&o, "hookErrors", &errors);
+    o
+}
+
+/// Sizes and shapes (`Stats` in `bindings/js/index.d.ts`).
+pub(super) fn stats_object(s: &Stats) -> JsValue {
+    let o = Object::new();
+    set(
+        &o,
+        "memtableBytes",
+        &JsValue::from_f64(s.memtable_bytes as f64),
+    );
+    set(&o, "walBytes", &JsValue::from_f64(s.wal_bytes as f64));
+    set(&o, "cacheBytes", &JsValue::from_f64(s.cache_bytes as f64));
+    let levels: Array = s
+        .levels
+        .iter()
+        .map(|l| {
+            let lo = Object::new();
+            set(&lo, "level", &JsValue::from_f64(l.level as f64));
+            let ssts: Array = l
+                .ssts
+                .iter()
+                .map(|t| {
+                    let so = Object::new();
+                    set(&so, "id", &JsValue::from_f64(t.id as f64));
+                    set(&so, "bytes", &JsValue::from_f64(t.bytes as f64));
+                    set(&so, "rows", &JsValue::from_f64(t.rows as f64));
+                    set(&so, "minExpireAt", &time(t.min_expire_at));
+                    set(&so, "maxExpireAt", &time(t.max_expire_at));
+                    let p = match t.expiry_percentiles {
+                        Some(p) => p
+                            .iter()
+                            .map(|x| JsValue::from_f64(*x as f64))
+                            .collect::<Array>()
+                            .into(),
+                        None => JsValue::NULL,
+                    };
+                    set(&so, "expiryPercentiles", &p);
+                    JsValue::from(so)
+                })
+                .collect();
+            set(&lo, "ssts", &ssts);
+            JsValue::from(lo)
+        })
+        .collect();
+    set(&o, "levels", &levels);
+    o.into()
+}

@@ -1,0 +1,31 @@
+//! What every call of the API shares: its result type, how a core error becomes the JS error
+//! it rejects with, and how an async call answers (at once when nothing had to wait, see
+//! `promise.rs`, else with a Promise).
+
+use wasm_bindgen::JsValue;
+
+use crate::error::to_js_error;
+use crate::promise::settle;
+
+/// A call's result: the error is the `TtlKvError` to throw or reject with.
+pub(super) type JsResult<T> = Result<T, JsValue>;
+
+/// The JS error for core error `e`.
+pub(super) fn fail(e: ttlkv::Error) -> JsValue {
+    to_js_error(&e)
+}
+
+/// An `INVALID_ARGUMENT` error.
+pub(super) fn invalid(message: &str) -> JsValue {
+    fail(ttlkv::Error::invalid(message))
+}
+
+/// The answer of an async call: its value at once if `future` is ready on its first poll, else a
+/// Promise of it.
+pub(super) fn promise<F, T>(future: F) -> JsValue
+where
+    F: core::future::Future<Output = JsResult<T>> + 'static,
+    T: Into<JsValue>,
+{
+    settle(Box::pin(async move { future.await.map(Into::into) }))
+}
