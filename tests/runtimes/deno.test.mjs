@@ -207,7 +207,7 @@ test("a durable database on Deno KV loses no acknowledged put when the KV dies a
   assert.deepEqual(trials, { crash: 40, "crash-after": 40 });
 });
 
-test("the README's Deno KV quick start runs as written", async () => {
+test("the Deno KV quick start of docs/runtimes.md runs as written", async () => {
   const out = await deno("run", ["--no-prompt", "--unstable-kv", "--allow-read=.", "--allow-write=."], "quickstart.js");
   assert.equal(out, '{ user: "ada" }\n');
 });

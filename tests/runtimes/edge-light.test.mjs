@@ -117,7 +117,7 @@ test("init() there: bytes are refused (no code generation) as UNSUPPORTED with t
   }
 });
 
-test("the README's Next.js edge route runs as written: a per-isolate TTL counter", async () => {
+test("the Next.js edge route of docs/runtimes.md runs as written: a per-isolate TTL counter", async () => {
   // The route module as Next.js builds it for the edge: its GET served for each request.
   const server = `
     import { GET } from "./route.js";

@@ -1,6 +1,6 @@
 // `ttlkv/keyv`, the Keyv 5 storage adapter, as a user installs it: the packed package in a
 // scratch project beside keyv, cache-manager and vitest (linked from the repository's
-// node_modules). @keyv/test-suite run by vitest; the README quick starts (Keyv, cache-manager)
+// node_modules). @keyv/test-suite run by vitest; the quick starts of docs/runtimes.md (Keyv, cache-manager)
 // run as written; namespaces, TTLs on a fake clock, native values, batches, iteration, errors and
 // cache-manager's verbs. Build the package's JS first: `bash scripts/bundle-js.sh`.
 // Run: `node --test tests/runtimes/keyv.test.mjs`.
@@ -91,7 +91,7 @@ test("@keyv/test-suite passes (api, values, namespaces, iterator), run by vitest
   assert.equal(out.status, 0, out.stderr);
 });
 
-test("the README quick starts (Keyv; cache-manager on files) run as written", () => {
+test("the quick starts of docs/runtimes.md (Keyv; cache-manager on files) run as written", () => {
   const app = mkdtempSync(path.join(tmpdir(), "ttlkv-keyv-quickstart-"));
   scratch.push(app);
   assert.equal(runScript("keyv-quickstart.mjs", app), "{ name: 'Ada' }\nundefined\n");

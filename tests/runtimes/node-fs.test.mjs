@@ -5,7 +5,7 @@
 // process taken over and a live one's waited for; a crash's journal finished (twice harmlessly);
 // damaged files reported as CORRUPTION; a full file system (QUOTA_EXCEEDED, nothing
 // half-written, on a small tmpfs where `unshare -rm` can mount one); errors with their causes;
-// the README quick start, run as written, and the declarations type-checked. Build the
+// the quick start of docs/runtimes.md, run as written, and the declarations type-checked. Build the
 // package's JS first: `bash scripts/bundle-js.sh`; the conformance test also needs the test build
 // of the engine (`bash scripts/build-conformance.sh`).
 // Run: `node --test tests/runtimes/node-fs.test.mjs`.
@@ -59,7 +59,7 @@ function runScript(file, args = [], cwd = project) {
   return out.stdout;
 }
 
-test("the README quick start (Node, files) runs as written, and a second run finds the first's data", () => {
+test("the quick start of docs/runtimes.md (Node, files) runs as written, and a second run finds the first's data", () => {
   const app = scratchDir("quickstart");
   assert.equal(runScript("quickstart.mjs", [], app), "visit 1 { user: 'alice' }\n");
   assert.equal(runScript("quickstart.mjs", [], app), "visit 2 { user: 'alice' }\n");

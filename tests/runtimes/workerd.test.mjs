@@ -136,7 +136,7 @@ test("a worker in workerd serves requests from one database opened at module lev
   assertQuiet(worker);
 });
 
-test("the README's Worker quick start stores values with a TTL in workerd", async (t) => {
+test("the Worker quick start of docs/runtimes.md stores values with a TTL in workerd", async (t) => {
   const worker = await startWorkerd(workerSource("quickstart-worker.js"), workerConfig);
   t.after(() => worker.close());
   assert.equal((await worker.fetch("/greeting?ttl=60000", { method: "PUT", body: "hello" })).status, 204);
@@ -226,7 +226,7 @@ test("the Durable Objects adapter passes the core's page-store conformance suite
   });
 });
 
-test("a database on a Durable Object survives a workerd restart: keys, values and TTLs (the README's quick start)", async () => {
+test("a database on a Durable Object survives a workerd restart: keys, values and TTLs (the quick start of docs/runtimes.md)", async () => {
   const objects = await durableObjects();
   const from = objects.output().length;
   const put = (key, value, query = "") => objects.fetch(`/sessions/${key}?user=ann${query}`, { method: "PUT", body: JSON.stringify(value) });

@@ -1,4 +1,4 @@
-// The quick start for Deno KV given in the README, line for line (deno.test.mjs runs it with
+// The quick start for Deno KV given in docs/runtimes.md, line for line (deno.test.mjs runs it with
 // --unstable-kv --allow-read=. --allow-write=.).
 import { open } from "ttlkv";
 import { denoKvStorage } from "ttlkv/deno-kv";

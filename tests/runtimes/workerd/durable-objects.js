@@ -1,4 +1,4 @@
-// The Durable Objects worker of workerd.test.mjs: the README's Sessions object (/sessions/…), the
+// The Durable Objects worker of workerd.test.mjs: the Sessions object of docs/runtimes.md (/sessions/…), the
 // core's page-store conformance suite over `ttlkv/durable-object` (/conformance/…), and a lab
 // object (/lab/…) for what the suite does not reach: commits failing at each storage operation,
 // sizes past the platform's limits, and automatic maintenance inside an object.
