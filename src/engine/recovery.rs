@@ -6,6 +6,9 @@
 //! So an open that fails after taking the role (a damaged metadata page, a storage error) leaves
 //! the previous writer fenced and no writer at all: the next open takes the role again. Nothing
 //! acknowledged is lost either way.
+//!
+//! Owns the `Inner` method [`open`](Inner::open), which builds the [`State`] every other file then
+//! works on.
 
 use alloc::rc::Rc;
 use alloc::vec::Vec;
