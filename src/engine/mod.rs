@@ -18,8 +18,8 @@
 //!    (open), `commit` (manifest changes through the commit gate), `group_commit` (making the WAL
 //!    durable), `read` (point lookups), `merge` (ordered iteration), `scan` (range reads),
 //!    `namespace` (keyspaces and their TTL rules), `write` (ops → rows), `flush`, `compaction`
-//!    (plan, run, page GC), `purge` (the expiry index walk), `maintenance` (the step and the next
-//!    wake-up), `stats`.
+//!    (plan, run, page GC), `purge` (the expiry index walk), `reclaim` (freeing a full store
+//!    and trying again), `maintenance` (the step and the next wake-up), `stats`.
 //! 4. The handles: `db` ([`Db`]) and `snapshot` ([`Snapshot`]).
 
 mod batch;
@@ -38,6 +38,7 @@ mod options;
 mod page_cache;
 mod purge;
 mod read;
+mod reclaim;
 mod recovery;
 mod retention;
 mod scan;
@@ -56,8 +57,8 @@ pub use maintenance::Maintenance;
 pub use namespace::MAX_TTL_MS;
 pub use options::{
     DbOptions, Durability, Entry, ExpireCondition, ExpireHook, ExpiredEntry, GetExOptions,
-    NamespaceOptions, PurgeReport, PutCondition, PutOptions, Replacement, ScanOptions, Ttl,
-    MAX_SEED_LEAD_MS,
+    NamespaceOptions, PurgeReport, PutCondition, PutOptions, ReclaimListener, Replacement,
+    ScanOptions, Ttl, MAX_SEED_LEAD_MS,
 };
 pub use snapshot::Snapshot;
 pub use stats::{LevelStats, SstStats, Stats};

@@ -287,6 +287,23 @@ pub struct PurgeReport {
     pub more_due: bool,
 }
 
+impl PurgeReport {
+    /// Add what a later purge did to this report (its `more_due` is the one that stands).
+    pub(crate) fn absorb(&mut self, later: PurgeReport) {
+        self.removed += later.removed;
+        self.rewritten += later.rewritten;
+        self.stale += later.stale;
+        self.expired.extend(later.expired);
+        self.hook_errors.extend(later.hook_errors);
+        self.more_due = later.more_due;
+    }
+}
+
+/// A function given the report of each reclaim the engine runs by itself, when a write found the
+/// store full (see [`Db::set_reclaim_listener`](super::Db::set_reclaim_listener)): its
+/// `expired` entries are expire events, each delivered once, here and nowhere else.
+pub type ReclaimListener = Rc<dyn Fn(&PurgeReport)>;
+
 /// A live key as a read returns it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {

@@ -12,11 +12,11 @@
 
 use alloc::rc::Rc;
 use alloc::vec::Vec;
-use core::cell::RefCell;
+use core::cell::{Cell, RefCell};
 
 use super::memtable::{MemVersion, Memtable};
 use super::notify::AsyncLock;
-use super::options::{DbOptions, MAX_SEED_LEAD_MS};
+use super::options::{DbOptions, PurgeReport, MAX_SEED_LEAD_MS};
 use super::page_cache::PageCache;
 use super::state::{Inner, State};
 use super::version::{sst_pages, SstHandle, Version};
@@ -304,6 +304,10 @@ impl Inner {
             manifest_lock: AsyncLock::default(),
             purge_lock: AsyncLock::default(),
             expire_hook: RefCell::new(None),
+            reclaim_listener: RefCell::new(None),
+            unreported: RefCell::new(PurgeReport::default()),
+            reclaim_lock: AsyncLock::default(),
+            reclaims: Cell::new(0),
             commit_gate: AsyncLock::default(),
         })
     }

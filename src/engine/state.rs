@@ -22,6 +22,8 @@
 //!   (deletes) and `cache`;
 //! - `purge.rs`: `purge_expired`, `find_next_expiry`; the manifest's `purged_until`,
 //!   `next_expiry*`, `purge_resume`, `purge_rows_walked`;
+//! - `reclaim.rs`: `retry_after_reclaim`, `reclaim_if_full`, `reclaim`, `take_unreported`; the
+//!   `Inner` fields `reclaim_lock`, `reclaims`, `reclaim_listener`, `unreported`;
 //! - `namespace.rs`: `ensure_namespace`, `drop_namespace`, `clear_keyspace`, `namespaces`; the
 //!   manifest's namespaces;
 //! - `read.rs`: `load_page`, `lookup`, `lookup_in_version`; `cache`;
@@ -31,11 +33,11 @@
 
 use alloc::rc::Rc;
 use alloc::vec::Vec;
-use core::cell::RefCell;
+use core::cell::{Cell, RefCell};
 
 use super::memtable::Memtable;
 use super::notify::AsyncLock;
-use super::options::{DbOptions, ExpireHook};
+use super::options::{DbOptions, ExpireHook, PurgeReport, ReclaimListener};
 use super::page_cache::PageCache;
 use super::version::{SstHandle, Version};
 use super::wal::WalState;
@@ -234,6 +236,15 @@ pub(crate) struct Inner {
     pub purge_lock: AsyncLock,
     /// Called for each key the purge is about to remove.
     pub expire_hook: RefCell<Option<ExpireHook>>,
+    /// Given the report of each reclaim run after a `QuotaExceeded` (`reclaim.rs`).
+    pub reclaim_listener: RefCell<Option<ReclaimListener>>,
+    /// What reclaims run after a `QuotaExceeded` purged while no listener was set: handed out
+    /// with the next purge report (`reclaim.rs`).
+    pub unreported: RefCell<PurgeReport>,
+    /// Serializes reclaims: callers that find the store full while one runs wait for it.
+    pub reclaim_lock: AsyncLock,
+    /// Reclaims finished since open (a caller that waited for one does not run another).
+    pub reclaims: Cell<u64>,
     /// Lets one store commit through at a time (WAL group commits and manifest changes alike),
     /// so every commit's precondition names the manifest version that is current when it lands.
     pub commit_gate: AsyncLock,

@@ -2,7 +2,8 @@
 //! its input, turns it into internal keys (and ops), and hands over to the machinery behind it:
 //! the write path (the write calls are in [`writes`]), the read path (`read.rs`), `scan.rs`, the
 //! purge, flush, compaction and the maintenance step. Here: opening, namespaces and call records,
-//! reads and scans, and the calls that run background work or close.
+//! reads and scans, and the calls that run background work or close. Every call that writes
+//! tries once more after a reclaim if it finds the store full (`engine/reclaim.rs`).
 
 mod writes;
 
@@ -16,7 +17,7 @@ use super::memtable::is_live;
 use super::namespace::{validate_ttl, TtlPolicy};
 use super::options::{
     DbOptions, Entry, ExpireHook, NamespaceOptions, PurgeReport, PutCondition, PutOptions,
-    ScanOptions, Ttl,
+    ReclaimListener, ScanOptions, Ttl,
 };
 use super::snapshot::Snapshot;
 use super::state::Inner;
@@ -69,7 +70,10 @@ impl Db {
     /// A handle on namespace `name`: a separate keyspace with its own default and maximum TTL.
     /// It is created if it does not exist; `options`, when given, replace its TTL rules.
     pub async fn namespace(&self, name: &str, options: Option<NamespaceOptions>) -> Result<Db> {
-        let ns = self.inner.ensure_namespace(name, options).await?;
+        let inner = &self.inner;
+        let ns = inner
+            .retry_after_reclaim(|| inner.ensure_namespace(name, options))
+            .await?;
         Ok(Db {
             inner: self.inner.clone(),
             ns,
@@ -107,7 +111,10 @@ impl Db {
     /// Drop namespace `name` with every key in it (`false` if there is none). Handles on it fail
     /// with `Closed` from then on; its space is reclaimed by compaction.
     pub async fn drop_namespace(&self, name: &str) -> Result<bool> {
-        self.inner.drop_namespace(name).await
+        let inner = &self.inner;
+        inner
+            .retry_after_reclaim(|| inner.drop_namespace(name))
+            .await
     }
 
     /// The namespaces that exist (the default one is not listed), with their TTL rules.
@@ -197,8 +204,15 @@ impl Db {
     /// expired key once, with its last value (or rewrite it, if the expire hook says so). An
     /// expired key needs no write; the slice is durable (its `purged_until` committed) before it
     /// reports, so no event fires twice, even across a crash.
+    ///
+    /// Its report also carries the events of reclaims the engine ran while no reclaim listener
+    /// was set (see [`Db::set_reclaim_listener`]).
     pub async fn purge_expired(&self, limit: usize) -> Result<PurgeReport> {
-        self.inner.purge_expired(limit).await
+        let inner = &self.inner;
+        let report = inner
+            .retry_after_reclaim(|| inner.purge_expired(limit))
+            .await?;
+        Ok(self.with_unreported(report))
     }
 
     /// Set (or clear) the function called for each key about to be removed because it expired;
@@ -207,24 +221,80 @@ impl Db {
         *self.inner.expire_hook.borrow_mut() = hook;
     }
 
+    /// Set (or clear) the function given the report of each reclaim the engine runs by itself:
+    /// when a call finds the store full ([`ErrorKind::QuotaExceeded`]), the engine purges every
+    /// due key, compacts, and tries the call once more (see [`Db::reclaim`]). The `expired`
+    /// entries of those reports are expire events like a purge's, each delivered once: to this
+    /// listener, or, while none is set, with the next purge report (of
+    /// [`purge_expired`](Self::purge_expired), [`maintenance_step`](Self::maintenance_step),
+    /// [`clear`](Self::clear) or [`reclaim`](Self::reclaim)). The expire hook applies to these
+    /// purges as to any other.
+    ///
+    /// [`ErrorKind::QuotaExceeded`]: crate::ErrorKind::QuotaExceeded
+    pub fn set_reclaim_listener(&self, listener: Option<ReclaimListener>) {
+        *self.inner.reclaim_listener.borrow_mut() = listener;
+    }
+
+    /// Free the storage expired data holds: purge every due key (in slices of 1,000), then flush,
+    /// compact everything into the bottom level and delete the pages nothing reads any more.
+    /// Each step is best effort: one that fails (it may need room itself) is skipped. Returns what
+    /// the purges did; its `expired` entries are expire events, each reported once (here, not to
+    /// the reclaim listener).
+    ///
+    /// The engine runs this by itself when a call finds the store full, and then tries the call
+    /// once more: every call that writes (`put`, `put_with_options`, `delete`, `expire`,
+    /// `expire_at`, `persist`, `get_ex`, `write`, `clear`, `namespace`, `drop_namespace`, `flush`,
+    /// `compact`, `purge_expired`, `maintenance_step`, and all of them on a handle from
+    /// [`recording_call`](Self::recording_call)). A call that fails with `QuotaExceeded` again
+    /// returns that error, having written nothing. Calls that find the store full while a reclaim
+    /// runs wait for it instead of running another.
+    pub async fn reclaim(&self) -> Result<PurgeReport> {
+        self.inner.state.borrow().check_writable()?;
+        let report = self.inner.reclaim().await;
+        Ok(self.with_unreported(report))
+    }
+
+    /// `report`, after the events of earlier reclaims that no listener received.
+    fn with_unreported(&self, report: PurgeReport) -> PurgeReport {
+        let mut all = self.inner.take_unreported();
+        all.absorb(report);
+        all
+    }
+
     /// Write every memtable to an L0 SST now (and commit pending WAL records first).
     pub async fn flush(&self) -> Result<()> {
-        self.inner.state.borrow().check_writable()?;
-        self.inner.flush().await
+        let inner = &self.inner;
+        inner
+            .retry_after_reclaim(|| async {
+                inner.state.borrow().check_writable()?;
+                inner.flush().await
+            })
+            .await
     }
 
     /// Merge every SST into the bottom level now, running the TTL compaction filter over all of
     /// them: expired rows the purge has handled, tombstones and dropped namespaces disappear.
     pub async fn compact(&self) -> Result<()> {
-        self.inner.flush().await?;
-        self.inner.compact(true).await?;
-        self.inner.reclaim_obsolete().await.map(|_| ())
+        let inner = &self.inner;
+        inner
+            .retry_after_reclaim(|| async {
+                inner.flush().await?;
+                inner.compact(true).await?;
+                inner.reclaim_obsolete().await.map(|_| ())
+            })
+            .await
     }
 
     /// Do the background work that is due (commit relaxed writes, flush or compact, delete unused
-    /// pages, then purge a slice) and say when to call again. See [`Maintenance`].
+    /// pages, then purge a slice) and say when to call again. See [`Maintenance`]. Its purge
+    /// report also carries the events of reclaims the engine ran while no reclaim listener was set.
     pub async fn maintenance_step(&self) -> Result<Maintenance> {
-        self.inner.maintenance_step().await
+        let inner = &self.inner;
+        let mut step = inner
+            .retry_after_reclaim(|| inner.maintenance_step())
+            .await?;
+        step.purge = self.with_unreported(step.purge);
+        Ok(step)
     }
 
     /// When background work is next due (what the last maintenance step reported, updated by

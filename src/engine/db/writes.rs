@@ -1,7 +1,9 @@
 //! The write calls of [`Db`]: put, delete, the expiry changes, `get_ex`, batches and `clear`.
-//! Each validates its input, turns it into [`WriteOp`]s on internal keys, and hands them to the
-//! write path, [`Inner::write_ops`](crate::engine::state::Inner::write_ops) in
-//! `engine/write/mod.rs`, which says where each step of a write happens.
+//! Each validates its input, turns it into [`WriteOp`]s on internal keys, and hands them to
+//! `Db::write_ops` (here), which retries once after a reclaim if the store is full
+//! (`engine/reclaim.rs`) and calls the write path,
+//! [`Inner::write_ops`](crate::engine::state::Inner::write_ops) in `engine/write/mod.rs`, which
+//! says where each step of a write happens.
 
 use alloc::vec::Vec;
 
@@ -134,13 +136,12 @@ impl Db {
                 },
             });
         }
-        let policy = self.policy()?;
+        self.policy()?;
         if ops.is_empty() {
             self.inner.state.borrow().check_writable()?;
             return Ok(true);
         }
-        let record = self.call.as_deref();
-        Ok(self.inner.write_ops(&ops, policy, record).await?.is_some())
+        Ok(self.write_ops(&ops).await?.is_some())
     }
 
     /// Remove every key of this handle's keyspace (the default one, or this namespace) in one
@@ -153,6 +154,17 @@ impl Db {
     /// report of that purge is returned; the keys the clear itself removes fire none.
     pub async fn clear(&self) -> Result<PurgeReport> {
         let mut report = PurgeReport::default();
+        if let Err(e) = self.clear_into(&mut report).await {
+            // A full store: the purges done so far stand, and their events stay in `report`.
+            self.inner.reclaim_if_full(e).await?;
+            self.clear_into(&mut report).await?;
+        }
+        report.more_due = false;
+        Ok(self.with_unreported(report))
+    }
+
+    /// [`Db::clear`], adding what its purges did to `report`.
+    async fn clear_into(&self, report: &mut PurgeReport) -> Result<()> {
         loop {
             let now = self.inner.clock.now()?;
             let due = {
@@ -162,34 +174,39 @@ impl Db {
             };
             if due {
                 let slice = self.inner.purge_expired(CLEAR_PURGE_SLICE).await?;
-                report.removed += slice.removed;
-                report.rewritten += slice.rewritten;
-                report.stale += slice.stale;
-                report.expired.extend(slice.expired);
-                report.hook_errors.extend(slice.hook_errors);
-                if slice.more_due || slice.removed + slice.rewritten + slice.stale > 0 {
+                let go_on = slice.more_due || slice.removed + slice.rewritten + slice.stale > 0;
+                report.absorb(slice);
+                if go_on {
                     continue;
                 }
             }
             // The commit checks again that nothing came due meanwhile; if something did, purge
             // it and try again.
             if self.inner.clear_keyspace(self.ns).await? {
-                return Ok(report);
+                return Ok(());
             }
         }
     }
 
-    /// Apply one op in this handle's keyspace, recording the call if the handle does. Next
-    /// step: [`Inner::write_ops`](crate::engine::state::Inner::write_ops), in
-    /// `engine/write/mod.rs`.
+    /// [`Db::write_ops`] of one op, and its outcome.
     async fn write_one(&self, op: WriteOp) -> Result<Outcome> {
-        let policy = self.policy()?;
-        let outcomes = self
-            .inner
-            .write_ops(&[op], policy, self.call.as_deref())
-            .await?;
+        let outcomes = self.write_ops(&[op]).await?;
         Ok(outcomes
             .and_then(|o| o.into_iter().next())
             .unwrap_or_default())
+    }
+
+    /// Apply `ops` atomically in this handle's keyspace, recording the call if the handle does;
+    /// if the store is full, once more after a reclaim, with the same ops (`reclaim.rs`: a write
+    /// that failed wrote nothing). Next step:
+    /// [`Inner::write_ops`](crate::engine::state::Inner::write_ops), in `engine/write/mod.rs`.
+    async fn write_ops(&self, ops: &[WriteOp]) -> Result<Option<Vec<Outcome>>> {
+        let record = self.call.as_deref();
+        self.inner
+            .retry_after_reclaim(move || async move {
+                let policy = self.policy()?;
+                self.inner.write_ops(ops, policy, record).await
+            })
+            .await
     }
 }
