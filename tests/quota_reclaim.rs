@@ -176,18 +176,11 @@ fn puts_batches_recorded_calls_and_namespace_puts_reclaim_and_try_again() {
 }
 
 #[test]
-fn the_other_calls_that_write_reclaim_when_the_store_has_no_room_left() {
+fn flush_and_the_other_write_calls_reclaim_when_the_store_has_no_room_left() {
     type Call = fn(&Db) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + '_>>;
-    let calls: [(&str, Call); 7] = [
+    let calls: [(&str, Call); 6] = [
         ("flush", |db| {
             Box::pin(async move { db.flush().await.unwrap() })
-        }),
-        ("a new namespace", |db| {
-            Box::pin(async move {
-                let name = "a namespace with a name long enough to need room";
-                db.namespace(name, None).await.unwrap();
-                assert_eq!(db.namespaces().len(), 1);
-            })
         }),
         ("delete", |db| {
             Box::pin(async move { assert!(db.delete(b"live").await.unwrap()) })

@@ -2,10 +2,12 @@
 //!
 //! A write that fails with [`ErrorKind::QuotaExceeded`] has written nothing (a failed WAL commit
 //! rolls it back; a failed manifest commit changes nothing), and what a call did before its
-//! failing commit (a clear's purges, a maintenance step's flush) stands and is not done twice.
-//! Every `Db` call that writes goes through [`Inner::retry_after_reclaim`]: on that error it
-//! reclaims, then runs the call once more, with the same ops (the write path only borrows them).
-//! A second `QuotaExceeded` is the caller's; so is any other error, of either attempt.
+//! failing commit (a clear's purges) stands and is not done twice. The `Db` calls that write
+//! (the write calls, `Db::write_ops` in `db/writes.rs`, then `clear` and `flush`) hand such an
+//! error to [`Inner::reclaim_if_full`], which reclaims, and run the call once more, with the same
+//! ops (the write path only borrows them). A second `QuotaExceeded` is the caller's; so is any
+//! other error, of either attempt. (They do so in line, each in a loop that awaits the call in
+//! one place: a generic wrapper around their futures costs kilobytes of the wasm module.)
 //!
 //! A reclaim purges every due key (in slices of [`RECLAIM_PURGE_SLICE`]), so that compaction may
 //! drop their rows, then flushes, runs the compactions the planner finds due (whole drops of
@@ -21,13 +23,10 @@
 //! report (`purge_expired`, `maintenance_step`, `clear`, `reclaim`); a reclaim asked for with
 //! [`Db::reclaim`](super::Db::reclaim) returns its own.
 //!
-//! Owns the `Inner` methods [`retry_after_reclaim`](Inner::retry_after_reclaim),
-//! [`reclaim_if_full`](Inner::reclaim_if_full), [`reclaim`](Inner::reclaim) and
-//! [`take_unreported`](Inner::take_unreported); of the state, the `Inner` fields
-//! `reclaim_lock`, `reclaims`, `reclaim_listener` and `unreported`. It calls the purge
-//! (`purge.rs`), flush (`flush.rs`) and compaction (`compaction/`).
-
-use core::future::Future;
+//! Owns the `Inner` methods [`reclaim_if_full`](Inner::reclaim_if_full),
+//! [`reclaim`](Inner::reclaim) and [`take_unreported`](Inner::take_unreported); of the state,
+//! the `Inner` fields `reclaim_lock`, `reclaims`, `reclaim_listener` and `unreported`. It calls
+//! the purge (`purge.rs`), flush (`flush.rs`) and compaction (`compaction/`).
 
 use super::options::PurgeReport;
 use super::state::Inner;
@@ -41,24 +40,9 @@ const RECLAIM_PURGE_SLICE: usize = 1_000;
 const RECLAIM_MAX_SLICES: usize = 1_000;
 
 impl Inner {
-    /// Run `call`; if it fails because the store is full, reclaim (see the module docs) and run
-    /// it once more. `call` must write nothing when it fails.
-    pub(crate) async fn retry_after_reclaim<T, F, Fut>(&self, mut call: F) -> Result<T>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T>>,
-    {
-        match call().await {
-            Err(e) => {
-                self.reclaim_if_full(e).await?;
-                call().await
-            }
-            done => done,
-        }
-    }
-
     /// After a call failed with `error`: if the store was full, reclaim (or wait for the reclaim
-    /// in progress) and return `Ok` for the caller to try again; any other error comes back.
+    /// in progress) and return `Ok` for the caller to try the call once more; any other error
+    /// comes back as it was.
     pub(crate) async fn reclaim_if_full(&self, error: Error) -> Result<()> {
         if error.kind() != ErrorKind::QuotaExceeded {
             return Err(error);

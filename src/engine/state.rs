@@ -22,7 +22,7 @@
 //!   (deletes) and `cache`;
 //! - `purge.rs`: `purge_expired`, `find_next_expiry`; the manifest's `purged_until`,
 //!   `next_expiry*`, `purge_resume`, `purge_rows_walked`;
-//! - `reclaim.rs`: `retry_after_reclaim`, `reclaim_if_full`, `reclaim`, `take_unreported`; the
+//! - `reclaim.rs`: `reclaim_if_full`, `reclaim`, `take_unreported`; the
 //!   `Inner` fields `reclaim_lock`, `reclaims`, `reclaim_listener`, `unreported`;
 //! - `namespace.rs`: `ensure_namespace`, `drop_namespace`, `clear_keyspace`, `namespaces`; the
 //!   manifest's namespaces;

@@ -2,8 +2,8 @@
 //! its input, turns it into internal keys (and ops), and hands over to the machinery behind it:
 //! the write path (the write calls are in [`writes`]), the read path (`read.rs`), `scan.rs`, the
 //! purge, flush, compaction and the maintenance step. Here: opening, namespaces and call records,
-//! reads and scans, and the calls that run background work or close. Every call that writes
-//! tries once more after a reclaim if it finds the store full (`engine/reclaim.rs`).
+//! reads and scans, and the calls that run background work or close. The write calls and
+//! `flush` try once more after a reclaim if they find the store full (`engine/reclaim.rs`).
 
 mod writes;
 
@@ -70,10 +70,7 @@ impl Db {
     /// A handle on namespace `name`: a separate keyspace with its own default and maximum TTL.
     /// It is created if it does not exist; `options`, when given, replace its TTL rules.
     pub async fn namespace(&self, name: &str, options: Option<NamespaceOptions>) -> Result<Db> {
-        let inner = &self.inner;
-        let ns = inner
-            .retry_after_reclaim(|| inner.ensure_namespace(name, options))
-            .await?;
+        let ns = self.inner.ensure_namespace(name, options).await?;
         Ok(Db {
             inner: self.inner.clone(),
             ns,
@@ -111,10 +108,7 @@ impl Db {
     /// Drop namespace `name` with every key in it (`false` if there is none). Handles on it fail
     /// with `Closed` from then on; its space is reclaimed by compaction.
     pub async fn drop_namespace(&self, name: &str) -> Result<bool> {
-        let inner = &self.inner;
-        inner
-            .retry_after_reclaim(|| inner.drop_namespace(name))
-            .await
+        self.inner.drop_namespace(name).await
     }
 
     /// The namespaces that exist (the default one is not listed), with their TTL rules.
@@ -208,10 +202,7 @@ impl Db {
     /// Its report also carries the events of reclaims the engine ran while no reclaim listener
     /// was set (see [`Db::set_reclaim_listener`]).
     pub async fn purge_expired(&self, limit: usize) -> Result<PurgeReport> {
-        let inner = &self.inner;
-        let report = inner
-            .retry_after_reclaim(|| inner.purge_expired(limit))
-            .await?;
+        let report = self.inner.purge_expired(limit).await?;
         Ok(self.with_unreported(report))
     }
 
@@ -222,8 +213,8 @@ impl Db {
     }
 
     /// Set (or clear) the function given the report of each reclaim the engine runs by itself:
-    /// when a call finds the store full ([`ErrorKind::QuotaExceeded`]), the engine purges every
-    /// due key, compacts, and tries the call once more (see [`Db::reclaim`]). The `expired`
+    /// when a write finds the store full ([`ErrorKind::QuotaExceeded`]), the engine purges every
+    /// due key, compacts, and tries the write once more (see [`Db::reclaim`]). The `expired`
     /// entries of those reports are expire events like a purge's, each delivered once: to this
     /// listener, or, while none is set, with the next purge report (of
     /// [`purge_expired`](Self::purge_expired), [`maintenance_step`](Self::maintenance_step),
@@ -241,13 +232,14 @@ impl Db {
     /// the purges did; its `expired` entries are expire events, each reported once (here, not to
     /// the reclaim listener).
     ///
-    /// The engine runs this by itself when a call finds the store full, and then tries the call
-    /// once more: every call that writes (`put`, `put_with_options`, `delete`, `expire`,
-    /// `expire_at`, `persist`, `get_ex`, `write`, `clear`, `namespace`, `drop_namespace`, `flush`,
-    /// `compact`, `purge_expired`, `maintenance_step`, and all of them on a handle from
-    /// [`recording_call`](Self::recording_call)). A call that fails with `QuotaExceeded` again
-    /// returns that error, having written nothing. Calls that find the store full while a reclaim
-    /// runs wait for it instead of running another.
+    /// The engine runs this by itself when a write finds the store full, and then tries the write
+    /// once more: `put`, `put_with_options`, `delete`, `expire`, `expire_at`, `persist`, `get_ex`,
+    /// `write` (on any handle, [`recording_call`](Self::recording_call)'s too), `clear` and
+    /// `flush`. A write that fails with `QuotaExceeded` again returns that error, having written
+    /// nothing. Writes that find the store full while a reclaim runs wait for it instead of
+    /// running another. Other calls (`namespace`, `drop_namespace`, `compact`, `purge_expired`,
+    /// `maintenance_step`) return `QuotaExceeded` as they get it: a caller can reclaim and call
+    /// again.
     pub async fn reclaim(&self) -> Result<PurgeReport> {
         self.inner.state.borrow().check_writable()?;
         let report = self.inner.reclaim().await;
@@ -261,38 +253,35 @@ impl Db {
         all
     }
 
-    /// Write every memtable to an L0 SST now (and commit pending WAL records first).
+    /// Write every memtable to an L0 SST now (and commit pending WAL records first). If the
+    /// store is full, once more after a reclaim (see [`Db::reclaim`]).
     pub async fn flush(&self) -> Result<()> {
-        let inner = &self.inner;
-        inner
-            .retry_after_reclaim(|| async {
-                inner.state.borrow().check_writable()?;
-                inner.flush().await
-            })
-            .await
+        let mut retried = false;
+        loop {
+            self.inner.state.borrow().check_writable()?;
+            match self.inner.flush().await {
+                Err(e) if !retried => {
+                    self.inner.reclaim_if_full(e).await?;
+                    retried = true;
+                }
+                done => return done,
+            }
+        }
     }
 
     /// Merge every SST into the bottom level now, running the TTL compaction filter over all of
     /// them: expired rows the purge has handled, tombstones and dropped namespaces disappear.
     pub async fn compact(&self) -> Result<()> {
-        let inner = &self.inner;
-        inner
-            .retry_after_reclaim(|| async {
-                inner.flush().await?;
-                inner.compact(true).await?;
-                inner.reclaim_obsolete().await.map(|_| ())
-            })
-            .await
+        self.inner.flush().await?;
+        self.inner.compact(true).await?;
+        self.inner.reclaim_obsolete().await.map(|_| ())
     }
 
     /// Do the background work that is due (commit relaxed writes, flush or compact, delete unused
     /// pages, then purge a slice) and say when to call again. See [`Maintenance`]. Its purge
     /// report also carries the events of reclaims the engine ran while no reclaim listener was set.
     pub async fn maintenance_step(&self) -> Result<Maintenance> {
-        let inner = &self.inner;
-        let mut step = inner
-            .retry_after_reclaim(|| inner.maintenance_step())
-            .await?;
+        let mut step = self.inner.maintenance_step().await?;
         step.purge = self.with_unreported(step.purge);
         Ok(step)
     }

@@ -154,10 +154,15 @@ impl Db {
     /// report of that purge is returned; the keys the clear itself removes fire none.
     pub async fn clear(&self) -> Result<PurgeReport> {
         let mut report = PurgeReport::default();
-        if let Err(e) = self.clear_into(&mut report).await {
-            // A full store: the purges done so far stand, and their events stay in `report`.
+        let mut retried = false;
+        // A full store: reclaim and try once more. The purges done so far stand, and their
+        // events stay in `report`.
+        while let Err(e) = self.clear_into(&mut report).await {
+            if retried {
+                return Err(e);
+            }
             self.inner.reclaim_if_full(e).await?;
-            self.clear_into(&mut report).await?;
+            retried = true;
         }
         report.more_due = false;
         Ok(self.with_unreported(report))
@@ -202,11 +207,16 @@ impl Db {
     /// [`Inner::write_ops`](crate::engine::state::Inner::write_ops), in `engine/write/mod.rs`.
     async fn write_ops(&self, ops: &[WriteOp]) -> Result<Option<Vec<Outcome>>> {
         let record = self.call.as_deref();
-        self.inner
-            .retry_after_reclaim(move || async move {
-                let policy = self.policy()?;
-                self.inner.write_ops(ops, policy, record).await
-            })
-            .await
+        let mut retried = false;
+        loop {
+            let policy = self.policy()?;
+            match self.inner.write_ops(ops, policy, record).await {
+                Err(e) if !retried => {
+                    self.inner.reclaim_if_full(e).await?;
+                    retried = true;
+                }
+                done => return done,
+            }
+        }
     }
 }

@@ -8,7 +8,7 @@
 //! The trail of a write, from `Db::put_with_options` (in `db/writes.rs`) to the store:
 //! 1. `Db` validates the call and turns it into [`WriteOp`]s on internal keys (`ops.rs`), then
 //!    calls [`Inner::write_ops`] (here), once more after a reclaim if the store was full
-//!    ([`Inner::retry_after_reclaim`], `reclaim.rs`);
+//!    ([`Inner::reclaim_if_full`], `reclaim.rs`);
 //! 2. [`Inner::write_ops_prefetched`] reads the rows the ops depend on, then runs the write's
 //!    synchronous step, `apply_planned`:
 //! 3. [`plan()`] (`plan.rs`) decides every op's outcome and row, and `apply_planned` gives the rows
