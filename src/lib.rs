@@ -27,8 +27,8 @@ pub use clock::{Clock, FakeClock, MonotonicClock};
 pub use engine::{
     BatchOp, CallRecord, Db, DbOptions, Durability, Entry, ExpireCondition, ExpireHook,
     ExpiredEntry, GetExOptions, LevelStats, Maintenance, NamespaceOptions, PurgeReport,
-    PutCondition, PutOptions, Replacement, ScanOptions, Snapshot, SstStats, Stats, Ttl, WriteBatch,
-    MAX_SEED_LEAD_MS, MAX_TTL_MS,
+    PutCondition, PutOptions, ReclaimListener, Replacement, ScanOptions, Snapshot, SstStats, Stats,
+    Ttl, WriteBatch, MAX_SEED_LEAD_MS, MAX_TTL_MS,
 };
 pub use error::{Error, ErrorKind, Result};
 

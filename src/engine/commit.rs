@@ -4,14 +4,19 @@
 //! inside the gate (so no WAL commit is in flight and the manifest version is current), build the
 //! commit from the state, send it, and on success apply its effect to the state *before* leaving
 //! the gate, so the next commit's precondition names the version this one installed.
+//!
+//! Owns the `Inner` methods [`commit_gated`](Inner::commit_gated),
+//! [`commit_manifest_change`](Inner::commit_manifest_change) and
+//! [`persist_clock_seed`](Inner::persist_clock_seed), and the helpers every manifest change
+//! uses, [`manifest_commit`] and [`install_manifest`]; of the state, `State::manifest`,
+//! `State::manifest_version`, and `State::fenced` when a commit finds another writer in charge.
 
 use alloc::vec::Vec;
 
-use super::flush::{install_manifest, manifest_commit};
 use super::state::{Inner, State};
 use crate::error::{Error, Result};
 use crate::format::Manifest;
-use crate::store::Commit;
+use crate::store::{Commit, ManifestRecord, PageId};
 
 impl Inner {
     /// Build a commit with `make` (returning `None` means nothing to do), send it, and on success
@@ -48,9 +53,7 @@ impl Inner {
             }
         }
     }
-}
 
-impl Inner {
     /// Commit the current manifest with `change` applied and nothing else, unless `change`
     /// returns false (nothing to change).
     pub(crate) async fn commit_manifest_change(
@@ -71,6 +74,42 @@ impl Inner {
         .await
         .map(|_| ())
     }
+
+    /// Commit a manifest whose clock seed is the highest time handed out, if it is not already.
+    pub(crate) async fn persist_clock_seed(&self) -> Result<()> {
+        let _guard = self.manifest_lock.lock().await;
+        let seed = self.clock.last_issued();
+        self.commit_manifest_change(|manifest| {
+            let behind = manifest.clock_seed < seed;
+            manifest.clock_seed = manifest.clock_seed.max(seed);
+            behind
+        })
+        .await
+    }
+}
+
+/// A commit that installs `manifest` as the next version, with `puts` and `deletes`.
+pub(crate) fn manifest_commit(
+    st: &State,
+    manifest: &Manifest,
+    puts: Vec<(PageId, Vec<u8>)>,
+    deletes: Vec<PageId>,
+) -> Commit {
+    Commit {
+        expected_manifest_version: st.manifest_version,
+        manifest: Some(ManifestRecord {
+            version: st.manifest_version + 1,
+            bytes: manifest.encode(),
+        }),
+        puts,
+        deletes,
+    }
+}
+
+/// Record that `manifest` was committed as the next version.
+pub(crate) fn install_manifest(st: &mut State, manifest: Manifest) {
+    st.manifest = manifest;
+    st.manifest_version += 1;
 }
 
 /// If a manifest commit's future is dropped before it finishes, nobody knows whether the store

@@ -1,20 +1,25 @@
 //! Flush: a memtable becomes an L0 SST. The SST's pages, the new manifest and the deletion of
 //! the WAL pages it makes redundant go to the store in **one** commit, so a crash leaves either
 //! the memtable's data in the WAL or in the SST, never neither and never half.
+//!
+//! Owns the `Inner` methods [`flush`](Inner::flush), [`flush_locked`](Inner::flush_locked) and the
+//! private `flush_one`; of the state, it freezes `State::active` into `State::frozen`, adds the L0
+//! SST to `State::version`, and removes the WAL segments the flush made redundant from
+//! `State::wal`. Its commit goes through `commit.rs`.
 
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::RefCell;
 
+use super::commit::{install_manifest, manifest_commit};
 use super::memtable::Memtable;
 use super::retention::{needed_by, VersionInfo};
 use super::sst_writer::{BuiltSst, SstWriter};
-use super::state::{Frozen, Inner, State};
+use super::state::{Frozen, Inner};
 use super::version::{SstHandle, Version};
 use super::work_slices::WorkSlices;
 use crate::error::Result;
-use crate::format::Manifest;
-use crate::store::{Commit, ManifestRecord, PageId};
+use crate::store::PageId;
 
 impl Inner {
     /// Flush every memtable to L0 (the active one is frozen first).
@@ -48,18 +53,6 @@ impl Inner {
             };
             self.flush_one(&table, max_seq).await?;
         }
-    }
-
-    /// Commit a manifest whose clock seed is the highest time handed out, if it is not already.
-    pub(crate) async fn persist_clock_seed(&self) -> Result<()> {
-        let _guard = self.manifest_lock.lock().await;
-        let seed = self.clock.last_issued();
-        self.commit_manifest_change(|manifest| {
-            let behind = manifest.clock_seed < seed;
-            manifest.clock_seed = manifest.clock_seed.max(seed);
-            behind
-        })
-        .await
     }
 
     /// Write the oldest frozen memtable as an L0 SST and commit it.
@@ -170,28 +163,4 @@ impl Inner {
         .await
         .map(|_| ())
     }
-}
-
-/// A commit that installs `manifest` as the next version, with `puts` and `deletes`.
-pub(crate) fn manifest_commit(
-    st: &State,
-    manifest: &Manifest,
-    puts: Vec<(PageId, Vec<u8>)>,
-    deletes: Vec<PageId>,
-) -> Commit {
-    Commit {
-        expected_manifest_version: st.manifest_version,
-        manifest: Some(ManifestRecord {
-            version: st.manifest_version + 1,
-            bytes: manifest.encode(),
-        }),
-        puts,
-        deletes,
-    }
-}
-
-/// Record that `manifest` was committed as the next version.
-pub(crate) fn install_manifest(st: &mut State, manifest: Manifest) {
-    st.manifest = manifest;
-    st.manifest_version += 1;
 }

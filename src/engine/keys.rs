@@ -26,6 +26,11 @@ pub(crate) const EXPIRY_INDEX_NS: u32 = u32::MAX;
 /// namespace may have is below it.
 pub(crate) const CALL_RECORD_NS: u32 = u32::MAX - 1;
 
+/// Whether internal key `key` is an expiry-index row's.
+pub(crate) fn is_expiry_index_key(key: &[u8]) -> bool {
+    key.len() >= NAMESPACE_PREFIX_LEN && key.starts_with(&EXPIRY_INDEX_NS.to_be_bytes())
+}
+
 /// The internal key of the record of call `id`: the outcome of a write made for a caller that
 /// may send the same call again (a tab whose writer went away before it answered).
 pub(crate) fn call_record_key(id: &[u8]) -> Vec<u8> {

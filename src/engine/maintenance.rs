@@ -2,10 +2,15 @@
 //! when it is next needed, so a host (a JS timer, a tokio task, a test) can drive the engine
 //! without the engine owning a thread or a timer (RethinkDB's expiry loop: sleep until the next
 //! expiry, woken early by a write with an earlier one).
+//!
+//! Owns the `Inner` methods [`maintenance_step`](Inner::maintenance_step),
+//! [`next_wakeup`](Inner::next_wakeup) and the private `flush_due_at`; it owns no state of its own:
+//! it reads what is due and calls the WAL drain (`group_commit.rs`), flush (`flush.rs`), compaction
+//! (`compaction/`) and purge (`purge.rs`).
 
 use alloc::vec::Vec;
 
-use super::purge::PurgeReport;
+use super::options::PurgeReport;
 use super::state::{Inner, State};
 use crate::error::Result;
 

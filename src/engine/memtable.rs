@@ -44,9 +44,24 @@ impl MemVersion {
         }
     }
 
+    /// The version a stored row holds.
+    pub(crate) fn of_row(row: &RowRef<'_>) -> MemVersion {
+        MemVersion {
+            seq: row.seq,
+            ts: row.ts,
+            expire_at: row.expire_at,
+            value: row.value.map(<[u8]>::to_vec),
+        }
+    }
+
     fn charge(&self, key_len: usize) -> usize {
         key_len + self.value.as_ref().map_or(0, |v| v.len()) + VERSION_OVERHEAD
     }
+}
+
+/// Whether a version is a live value at time `now`.
+pub(crate) fn is_live(v: &MemVersion, now: i64) -> bool {
+    v.value.is_some() && v.expire_at.is_none_or(|at| now < at)
 }
 
 /// The in-memory, sorted, multi-version write buffer.

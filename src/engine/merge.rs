@@ -11,7 +11,7 @@ use core::cell::RefCell;
 use core::ops::Bound;
 
 use super::memtable::{MemVersion, Memtable};
-use super::read::{version_of, CacheFill};
+use super::page_cache::CacheFill;
 use super::state::Inner;
 use super::version::SstHandle;
 use crate::error::{Error, Result};
@@ -357,7 +357,7 @@ impl MergeCursor {
         for r in &mut self.runs {
             loop {
                 let v = match r.current()? {
-                    Some(row) if row.key == key.as_slice() => version_of(&row),
+                    Some(row) if row.key == key.as_slice() => MemVersion::of_row(&row),
                     _ => break,
                 };
                 versions.push(v);

@@ -5,16 +5,29 @@
 //! It sees storage only through [`PageStore`](crate::store::PageStore) and time only through
 //! [`Clock`](crate::clock::Clock); it knows bytes only through [`format`](crate::format).
 //! [`Db`] is the public handle; everything else here is the machinery behind it, one job per
-//! file: `write` (ops → rows), `wal` (group commit), `read` (point lookups), `merge` (ordered
-//! iteration), `scan` (range reads), `flush`, `compaction`, `retention` (which versions survive),
-//! `purge` (the expiry index walk), `namespace`, `snapshot`, `recovery` (open), `maintenance`
-//! (the step and the next wake-up), `commit` (manifest changes through the commit gate).
+//! file, in layers that only import downwards (`tests/source_layout.rs` checks there is no
+//! circle):
+//!
+//! 1. Plain data and rules, which know nothing of the engine's state: `options` (what callers
+//!    ask for and get back, the expire hook, shared tunables), `keys` (the internal key space),
+//!    `memtable`, `retention` (which versions survive), `version` (the SSTs by level),
+//!    `page_cache`, `sst_writer`, `wal` (the WAL's bookkeeping), `batch`, `notify` (async locks),
+//!    `work_slices`.
+//! 2. `state`: `Inner` and its mutable `State`, made of the above.
+//! 3. The parts that work on the state, each an `impl Inner` block in its own file: `recovery`
+//!    (open), `commit` (manifest changes through the commit gate), `group_commit` (making the WAL
+//!    durable), `read` (point lookups), `merge` (ordered iteration), `scan` (range reads),
+//!    `namespace` (keyspaces and their TTL rules), `write` (ops → rows), `flush`, `compaction`
+//!    (plan, run, page GC), `purge` (the expiry index walk), `reclaim` (freeing a full store
+//!    and trying again), `maintenance` (the step and the next wake-up), `stats`.
+//! 4. The handles: `db` ([`Db`]) and `snapshot` ([`Snapshot`]).
 
 mod batch;
 mod commit;
 mod compaction;
 mod db;
 mod flush;
+mod group_commit;
 mod keys;
 mod maintenance;
 mod memtable;
@@ -25,6 +38,7 @@ mod options;
 mod page_cache;
 mod purge;
 mod read;
+mod reclaim;
 mod recovery;
 mod retention;
 mod scan;
@@ -40,11 +54,12 @@ mod write;
 pub use batch::{BatchOp, WriteBatch};
 pub use db::Db;
 pub use maintenance::Maintenance;
+pub use namespace::MAX_TTL_MS;
 pub use options::{
-    DbOptions, Durability, Entry, ExpireCondition, ExpiredEntry, GetExOptions, NamespaceOptions,
-    PutCondition, PutOptions, Replacement, ScanOptions, Ttl, MAX_SEED_LEAD_MS,
+    DbOptions, Durability, Entry, ExpireCondition, ExpireHook, ExpiredEntry, GetExOptions,
+    NamespaceOptions, PurgeReport, PutCondition, PutOptions, ReclaimListener, Replacement,
+    ScanOptions, Ttl, MAX_SEED_LEAD_MS,
 };
-pub use purge::{ExpireHook, PurgeReport};
 pub use snapshot::Snapshot;
 pub use stats::{LevelStats, SstStats, Stats};
-pub use write::{CallRecord, MAX_TTL_MS};
+pub use write::ops::CallRecord;

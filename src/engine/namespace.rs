@@ -1,5 +1,7 @@
 //! Namespaces: separate keyspaces (SNKV's column families, Milvus's collections), each with an
-//! optional default and maximum TTL, recorded in the manifest.
+//! optional default and maximum TTL, recorded in the manifest, and the TTL rules themselves:
+//! [`TtlPolicy`] (a keyspace's default and maximum TTL, as every write and the purge apply them),
+//! [`MAX_TTL_MS`] and the checks and arithmetic of TTLs.
 //!
 //! Ids are never reused, so dropping a namespace is one atomic manifest change: its id moves to
 //! the dropped list, handles on it stop working, and compaction removes its rows (and their
@@ -10,20 +12,104 @@
 //! keyspaces. Handles keep the id the keyspace was created with (its *handle id*) and find the
 //! current one at each call ([`State::keyspace_id`]), so a clear costs one manifest commit,
 //! whatever the number of keys.
+//!
+//! Owns the `Inner` methods [`ensure_namespace`](Inner::ensure_namespace),
+//! [`drop_namespace`](Inner::drop_namespace), [`clear_keyspace`](Inner::clear_keyspace),
+//! [`namespaces`](Inner::namespaces) and the private `change_manifest`, and the `State` lookups
+//! [`keyspace_id`](State::keyspace_id), [`policy_of`](State::policy_of) and
+//! [`namespace_name`](State::namespace_name); of the state, the manifest's namespaces, dropped
+//! namespaces and moved keyspaces (committed through `commit.rs`).
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::flush::{install_manifest, manifest_commit};
+use super::commit::{install_manifest, manifest_commit};
 use super::keys::{CALL_RECORD_NS, DEFAULT_NAMESPACE};
-use super::options::NamespaceOptions;
+use super::memtable::MemVersion;
+use super::options::{NamespaceOptions, Ttl};
 use super::state::{Inner, State};
-use super::write::TtlPolicy;
+use crate::clock::MAX_PLAUSIBLE_MS;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::{Manifest, MovedKeyspace, NamespaceEntry};
 
 /// The longest namespace name, in bytes.
 const MAX_NAMESPACE_NAME: usize = 256;
+
+/// The TTL rules of the keyspace a write goes to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct TtlPolicy {
+    /// TTL applied by `Ttl::Default`.
+    pub default_ttl_ms: Option<u64>,
+    /// Longer or missing TTLs are clamped to this.
+    pub max_ttl_ms: Option<u64>,
+}
+
+/// The longest TTL: added to any plausible time it stays within `i64`, so no write with it can
+/// overflow (a default or maximum TTL is stored with a namespace, and an overflowing one would
+/// fail every later put there).
+pub const MAX_TTL_MS: u64 = (i64::MAX - MAX_PLAUSIBLE_MS) as u64;
+
+/// Check a `Ttl` given by a caller.
+pub(crate) fn validate_ttl(ttl: Ttl) -> Result<()> {
+    match ttl {
+        Ttl::ExpireAfter(0) => Err(Error::invalid("a TTL must be greater than 0 ms")),
+        Ttl::ExpireAfter(ms) if ms > MAX_TTL_MS => Err(Error::invalid(alloc::format!(
+            "a TTL must be at most {MAX_TTL_MS} ms"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn ms_to_i64(ms: u64) -> i64 {
+    i64::try_from(ms).unwrap_or(i64::MAX)
+}
+
+/// The time `ms` after `now`: an error, never a saturated time, if it is past the range of
+/// times (a saturated expiry would read as "now", and the write would become a delete).
+pub(crate) fn expiry_after(now: i64, ms: u64) -> Result<i64> {
+    i64::try_from(ms)
+        .ok()
+        .and_then(|ms| now.checked_add(ms))
+        .ok_or_else(|| {
+            Error::invalid(alloc::format!(
+                "an expiry {ms} ms after {now} is beyond the range of times"
+            ))
+        })
+}
+
+impl TtlPolicy {
+    /// Clamp an expiry to the policy's maximum TTL (a missing expiry becomes the maximum).
+    pub(crate) fn clamp(&self, expire_at: Option<i64>, now: i64) -> Option<i64> {
+        match self.max_ttl_ms {
+            Some(max) => {
+                let cap = now.saturating_add(ms_to_i64(max));
+                Some(expire_at.map_or(cap, |at| at.min(cap)))
+            }
+            None => expire_at,
+        }
+    }
+
+    /// The expiry a write with `ttl` gives its key (clamped to the maximum TTL); an error if it
+    /// is past the range of times.
+    pub(crate) fn expiry(
+        &self,
+        ttl: Ttl,
+        now: i64,
+        current: Option<&MemVersion>,
+    ) -> Result<Option<i64>> {
+        let raw = match ttl {
+            Ttl::Default => self
+                .default_ttl_ms
+                .map(|ms| expiry_after(now, ms))
+                .transpose()?,
+            Ttl::NoExpiry => None,
+            Ttl::ExpireAfter(ms) => Some(expiry_after(now, ms)?),
+            Ttl::ExpireAt(at) => Some(at),
+            Ttl::Keep => current.and_then(|c| c.expire_at),
+        };
+        Ok(self.clamp(raw, now))
+    }
+}
 
 impl State {
     /// The namespace id the rows of the keyspace with handle id `handle` are stored under now
@@ -118,7 +204,7 @@ fn validate_name(name: &str) -> Result<()> {
 
 fn validate_options(o: &NamespaceOptions) -> Result<()> {
     for ms in [o.default_ttl_ms, o.max_ttl_ms].into_iter().flatten() {
-        super::write::validate_ttl(super::options::Ttl::ExpireAfter(ms))?;
+        validate_ttl(Ttl::ExpireAfter(ms))?;
     }
     Ok(())
 }

@@ -1,7 +1,13 @@
-//! What callers can ask for: database options, put options (TTL and condition), expire
-//! conditions, scan options, and the entries reads return.
+//! What callers and the engine agree on, below every other engine module: database options
+//! (and their check), put options (TTL and condition), expire conditions, scan options, the
+//! entries reads return, the purge's report and the expire hook, and the tunables that more than
+//! one engine file uses (such as [`L0_STALL_FACTOR`]). Plain data: it imports nothing of the
+//! engine.
 
+use alloc::rc::Rc;
 use alloc::vec::Vec;
+
+use crate::error::{Error, Result};
 
 /// When a write's promise/future resolves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -110,6 +116,51 @@ impl Default for DbOptions {
     }
 }
 
+impl DbOptions {
+    /// Check the options' numbers against each other (the default TTL is checked with the other
+    /// TTLs, see `namespace::validate_ttl`).
+    pub(crate) fn validate(&self) -> Result<()> {
+        let o = self;
+        let fail = |what: &str| Err(Error::invalid(alloc::format!("DbOptions: {what}")));
+        if o.page_size < 64 {
+            return fail("page_size must be at least 64 bytes");
+        }
+        if o.memtable_flush_bytes == 0 || o.memtable_stall_bytes < o.memtable_flush_bytes {
+            return fail("memtable_flush_bytes must be > 0 and <= memtable_stall_bytes");
+        }
+        if o.work_slice_bytes == 0 {
+            return fail("work_slice_bytes must be at least 1");
+        }
+        if o.l0_compaction_trigger == 0 {
+            return fail("l0_compaction_trigger must be at least 1");
+        }
+        if o.sst_target_bytes == 0 || o.level1_target_bytes == 0 {
+            return fail("sst_target_bytes and level1_target_bytes must be > 0");
+        }
+        if o.level_size_multiplier < 2 {
+            return fail("level_size_multiplier must be at least 2");
+        }
+        if o.memtable_max_age_ms < 0 || o.relaxed_commit_interval_ms < 0 {
+            return fail("intervals must not be negative");
+        }
+        if o.purge_slice_keys == 0 {
+            return fail("purge_slice_keys must be at least 1");
+        }
+        if !(o.expiry_compaction_share > 0.0 && o.expiry_compaction_share <= 1.0) {
+            return fail("expiry_compaction_share must be in (0, 1]");
+        }
+        if o.periodic_compaction_ms.is_some_and(|ms| ms <= 0) {
+            return fail("periodic_compaction_ms must be positive");
+        }
+        Ok(())
+    }
+}
+
+/// How many times `l0_compaction_trigger` L0 may hold, short-lived SSTs included, before it is
+/// merged all the same (the compaction planner), and before writes compact inline (the write
+/// path's back-pressure).
+pub(crate) const L0_STALL_FACTOR: usize = 3;
+
 /// The expiry a put gives its key.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Ttl {
@@ -213,6 +264,45 @@ pub struct Replacement {
     /// Its expiry (must not be due already; `Ttl::Default` uses the namespace default).
     pub ttl: Ttl,
 }
+
+/// A function called for each key about to be removed because it expired. Returning a
+/// [`Replacement`] rewrites the key instead (RethinkDB's replace function).
+pub type ExpireHook = Rc<dyn Fn(&ExpiredEntry) -> Option<Replacement>>;
+
+/// What one purge did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PurgeReport {
+    /// Keys removed because they expired (one event each in `expired`).
+    pub removed: usize,
+    /// Keys the expire hook rewrote instead.
+    pub rewritten: usize,
+    /// Stale index entries dropped (their key had been overwritten, deleted or persisted).
+    pub stale: usize,
+    /// The removed keys with their last values.
+    pub expired: Vec<ExpiredEntry>,
+    /// Replacements the hook returned that were already due; each such key was removed, and is
+    /// reported here once.
+    pub hook_errors: Vec<Error>,
+    /// More entries were due than the limit allowed: call again.
+    pub more_due: bool,
+}
+
+impl PurgeReport {
+    /// Add what a later purge did to this report (its `more_due` is the one that stands).
+    pub(crate) fn absorb(&mut self, later: PurgeReport) {
+        self.removed += later.removed;
+        self.rewritten += later.rewritten;
+        self.stale += later.stale;
+        self.expired.extend(later.expired);
+        self.hook_errors.extend(later.hook_errors);
+        self.more_due = later.more_due;
+    }
+}
+
+/// A function given the report of each reclaim the engine runs by itself, when a write found the
+/// store full (see [`Db::set_reclaim_listener`](super::Db::set_reclaim_listener)): its
+/// `expired` entries are expire events, each delivered once, here and nowhere else.
+pub type ReclaimListener = Rc<dyn Fn(&PurgeReport)>;
 
 /// A live key as a read returns it.
 #[derive(Clone, Debug, PartialEq, Eq)]

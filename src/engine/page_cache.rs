@@ -13,6 +13,17 @@ use alloc::vec::Vec;
 use crate::format::DataPage;
 use crate::store::PageId;
 
+/// Whether a page read from the store stays in the page cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CacheFill {
+    /// Keep it: reads and scans, whose pages are likely read again.
+    Keep,
+    /// Do not: a compaction's inputs, which are obsolete once it commits. Keeping them would
+    /// evict the pages readers use and add up to the whole cache to the compaction's peak memory.
+    /// A page already cached is used, but not marked read, nor counted as a hit or a miss.
+    Skip,
+}
+
 /// One cached page.
 struct Slot {
     page: Rc<DataPage>,

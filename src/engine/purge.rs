@@ -6,7 +6,7 @@
 //! produces exactly one [`ExpiredEntry`] (or is rewritten, if the expire hook returns a
 //! replacement); otherwise the entry is stale (the key was overwritten, deleted or persisted).
 //! An entry that carries a value is the record of a row that expired and was then replaced
-//! before a purge reported it (written by the replacing write, see `write::plan`): it produces
+//! before a purge reported it (written by the replacing write, see `write/plan.rs`): it produces
 //! that row's event.
 //!
 //! Every verdict rests on the rows the slice read, so they are made durable before anything is
@@ -20,40 +20,25 @@
 //! expiry time: `purged_until` cannot name half of a millisecond, so the entries it handled there
 //! are removed by tombstones instead, and so are their expired rows (so that no later write takes
 //! one for a row whose event is owed); the next slice starts after the last of them.
+//!
+//! Owns the `Inner` methods [`purge_expired`](Inner::purge_expired),
+//! [`find_next_expiry`](Inner::find_next_expiry) and the private `purge_slice`,
+//! `commit_purged_until`, `owed_event` and `judge`; of the state, the manifest's `purged_until`,
+//! and `State::next_expiry` (with `next_expiry_known` and `next_expiry_lookups`),
+//! `State::purge_resume` and `State::purge_rows_walked`. Its writes (rewrites and dropped entries)
+//! go through the write path (`write/mod.rs`), and are planned like any other.
 
-use alloc::rc::Rc;
 use alloc::vec::Vec;
 
 use super::keys::{
     expiry_index_from, namespace_of, owed_value, parse_expiry_index_key, user_key, validate_value,
 };
 use super::memtable::MemVersion;
-use super::options::{ExpiredEntry, Replacement, Ttl};
+use super::options::{ExpireHook, ExpiredEntry, PurgeReport, Ttl};
 use super::state::Inner;
-use super::write::{CurrentRows, Planner, WriteOp};
+use super::write::ops::WriteOp;
+use super::write::plan::{CurrentRows, Planner};
 use crate::error::{Error, Result};
-
-/// A function called for each key about to be removed because it expired. Returning a
-/// [`Replacement`] rewrites the key instead (RethinkDB's replace function).
-pub type ExpireHook = Rc<dyn Fn(&ExpiredEntry) -> Option<Replacement>>;
-
-/// What one purge did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PurgeReport {
-    /// Keys removed because they expired (one event each in `expired`).
-    pub removed: usize,
-    /// Keys the expire hook rewrote instead.
-    pub rewritten: usize,
-    /// Stale index entries dropped (their key had been overwritten, deleted or persisted).
-    pub stale: usize,
-    /// The removed keys with their last values.
-    pub expired: Vec<ExpiredEntry>,
-    /// Replacements the hook returned that were already due; each such key was removed, and is
-    /// reported here once.
-    pub hook_errors: Vec<Error>,
-    /// More entries were due than the limit allowed: call again.
-    pub more_due: bool,
-}
 
 /// What the purge decided about one due index entry.
 enum Verdict {
@@ -69,7 +54,7 @@ enum Verdict {
 
 /// One due expiry-index entry: `(expire_at, internal data key, index key, owed)`. `owed` is the
 /// value of a row that expired and was then replaced before the purge reported it: the write
-/// that replaced it recorded the value in the entry (see `write::plan`), and its event is owed.
+/// that replaced it recorded the value in the entry (see `write/plan.rs`), and its event is owed.
 type DueEntry = (i64, Vec<u8>, Vec<u8>, Option<Vec<u8>>);
 
 /// The entries one slice handles, and the `purged_until` it may record afterwards.
@@ -231,7 +216,7 @@ impl Inner {
             // (then it reads again): each key is read once, not twice. Durable whatever the
             // database's durability: the events below may only fire once it cannot be lost.
             let outcomes = self
-                .write_ops_prefetched(ops, Planner::default(), Some((snapshot, read)), true)
+                .write_ops_prefetched(&ops, Planner::default(), Some((snapshot, read)), true)
                 .await?
                 .unwrap_or_default();
             for (outcome, event) in outcomes.iter().zip(rewrite_events) {

@@ -2,40 +2,20 @@
 //! the page cache. An SST whose key filter rules the key out is skipped without reading a page.
 //! It returns the newest version at or below a sequence number, raw (it may be a tombstone or
 //! expired): callers decide liveness at their read time.
+//!
+//! Owns the `Inner` methods [`load_page`](Inner::load_page), [`lookup`](Inner::lookup),
+//! [`lookup_in_version`](Inner::lookup_in_version) and the private `lookup_in_sst`; of the state,
+//! it fills and reads `State::cache` (the page cache).
 
 use alloc::rc::Rc;
 
 use super::memtable::MemVersion;
+use super::page_cache::CacheFill;
 use super::state::Inner;
 use super::version::{SstHandle, Version};
 use crate::error::{Error, Result};
-use crate::format::{key_hash, DataPage, RowRef};
+use crate::format::{key_hash, DataPage};
 use crate::store::PageId;
-
-/// Whether a version is a live value at time `now`.
-pub(crate) fn is_live(v: &MemVersion, now: i64) -> bool {
-    v.value.is_some() && v.expire_at.is_none_or(|at| now < at)
-}
-
-pub(crate) fn version_of(row: &RowRef<'_>) -> MemVersion {
-    MemVersion {
-        seq: row.seq,
-        ts: row.ts,
-        expire_at: row.expire_at,
-        value: row.value.map(<[u8]>::to_vec),
-    }
-}
-
-/// Whether a page read from the store stays in the page cache.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum CacheFill {
-    /// Keep it: reads and scans, whose pages are likely read again.
-    Keep,
-    /// Do not: a compaction's inputs, which are obsolete once it commits. Keeping them would
-    /// evict the pages readers use and add up to the whole cache to the compaction's peak memory.
-    /// A page already cached is used, but not marked read, nor counted as a hit or a miss.
-    Skip,
-}
 
 impl Inner {
     /// A data page, from the cache or the store (verified unless
@@ -150,7 +130,7 @@ impl Inner {
                     return Ok(None);
                 }
                 if row.seq <= read_seq {
-                    return Ok(Some(version_of(&row)));
+                    return Ok(Some(MemVersion::of_row(&row)));
                 }
                 row_index += 1;
             }

@@ -6,14 +6,17 @@
 //! So an open that fails after taking the role (a damaged metadata page, a storage error) leaves
 //! the previous writer fenced and no writer at all: the next open takes the role again. Nothing
 //! acknowledged is lost either way.
+//!
+//! Owns the `Inner` method [`open`](Inner::open), which builds the [`State`] every other file then
+//! works on.
 
 use alloc::rc::Rc;
 use alloc::vec::Vec;
-use core::cell::RefCell;
+use core::cell::{Cell, RefCell};
 
 use super::memtable::{MemVersion, Memtable};
 use super::notify::AsyncLock;
-use super::options::{DbOptions, MAX_SEED_LEAD_MS};
+use super::options::{DbOptions, PurgeReport, MAX_SEED_LEAD_MS};
 use super::page_cache::PageCache;
 use super::state::{Inner, State};
 use super::version::{sst_pages, SstHandle, Version};
@@ -301,6 +304,10 @@ impl Inner {
             manifest_lock: AsyncLock::default(),
             purge_lock: AsyncLock::default(),
             expire_hook: RefCell::new(None),
+            reclaim_listener: RefCell::new(None),
+            unreported: RefCell::new(PurgeReport::default()),
+            reclaim_lock: AsyncLock::default(),
+            reclaims: Cell::new(0),
             commit_gate: AsyncLock::default(),
         })
     }

@@ -2,14 +2,16 @@
 //! time), and the raw range read the purge uses on the expiry index. Both walk the tree through
 //! a [`MergeCursor`] while the read point is pinned, so concurrent overwrites cannot prune a
 //! version the scan is about to see.
+//!
+//! Owns the `Inner` methods [`scan_at`](Inner::scan_at) and [`range`](Inner::range); of the state,
+//! only the read pins in `State::snapshots`, held for the length of a scan.
 
 use alloc::vec::Vec;
 
 use super::keys::{internal_key, namespace_end, namespace_start, prefix_successor, user_key};
-use super::memtable::MemVersion;
+use super::memtable::{is_live, MemVersion};
 use super::merge::MergeCursor;
 use super::options::{Entry, ScanOptions};
-use super::read::is_live;
 use super::state::{Inner, ReadPin};
 use crate::error::Result;
 

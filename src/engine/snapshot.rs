@@ -7,8 +7,8 @@ use alloc::vec::Vec;
 use core::cell::Cell;
 
 use super::keys::{internal_key, validate_key};
+use super::memtable::is_live;
 use super::options::{Entry, ScanOptions};
-use super::read::is_live;
 use super::state::Inner;
 use crate::error::{Error, Result};
 

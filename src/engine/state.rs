@@ -3,14 +3,41 @@
 //! [`Inner`] is shared by every clone of a [`Db`](super::Db) handle and every in-flight future.
 //! Its mutable part, [`State`], lives in a `RefCell` that is only ever borrowed between awaits,
 //! never across one, so concurrent calls on one database are safe in a single-threaded executor.
+//!
+//! This file defines the state and the few `State` methods every part uses (the checks, the
+//! pins, the expiry bookkeeping). `Inner`'s methods live with the part of the state they work
+//! on, one `impl Inner` block per file, each file's doc naming what it owns:
+//!
+//! - `recovery.rs`: `open`, which builds the state;
+//! - `write/mod.rs`: `write_ops`, `write_ops_prefetched`, `read_snapshot`; hands out `last_seq`,
+//!   inserts into `active`, appends to the pending `wal`;
+//! - `group_commit.rs`: `wait_durable`, `drain_wal`; makes `wal` durable, or rolls `active` back;
+//! - `commit.rs`: `commit_gated`, `commit_manifest_change`, `persist_clock_seed`; `manifest`,
+//!   `manifest_version`, `fenced`;
+//! - `flush.rs`: `flush`, `flush_locked`; `active` into `frozen` into L0 of `version`, and the
+//!   WAL segments that makes redundant;
+//! - `compaction/plan.rs`: `plan_compaction`; decides, changes nothing;
+//! - `compaction/run.rs`: `compact`, `run_compaction`; `version`, and `obsolete` (adds);
+//! - `compaction/page_gc.rs`: `reclaimable`, `forget_reclaimed`, `reclaim_obsolete`; `obsolete`
+//!   (deletes) and `cache`;
+//! - `purge.rs`: `purge_expired`, `find_next_expiry`; the manifest's `purged_until`,
+//!   `next_expiry*`, `purge_resume`, `purge_rows_walked`;
+//! - `reclaim.rs`: `reclaim_if_full`, `reclaim`, `take_unreported`; the
+//!   `Inner` fields `reclaim_lock`, `reclaims`, `reclaim_listener`, `unreported`;
+//! - `namespace.rs`: `ensure_namespace`, `drop_namespace`, `clear_keyspace`, `namespaces`; the
+//!   manifest's namespaces;
+//! - `read.rs`: `load_page`, `lookup`, `lookup_in_version`; `cache`;
+//! - `scan.rs`: `scan_at`, `range`; read pins in `snapshots`;
+//! - `maintenance.rs`: `maintenance_step`, `next_wakeup`; no state of its own;
+//! - `stats.rs`: `stats`; reads only.
 
 use alloc::rc::Rc;
 use alloc::vec::Vec;
-use core::cell::RefCell;
+use core::cell::{Cell, RefCell};
 
 use super::memtable::Memtable;
 use super::notify::AsyncLock;
-use super::options::DbOptions;
+use super::options::{DbOptions, ExpireHook, PurgeReport, ReclaimListener};
 use super::page_cache::PageCache;
 use super::version::{SstHandle, Version};
 use super::wal::WalState;
@@ -28,31 +55,40 @@ pub(crate) struct Frozen {
 
 /// Everything mutable about an open database.
 pub(crate) struct State {
+    /// `Db::close` finished (set by `db/mod.rs`).
     pub closed: bool,
     /// `close()` has begun: no new writes are accepted, reads still are.
     pub closing: bool,
-    /// Set once a commit found another writer in charge; every later write fails with it.
+    /// Set once a commit found another writer in charge; every later write fails with it
+    /// ([`State::note_failure`], by `commit.rs` and `group_commit.rs`).
     pub fenced: Option<Error>,
-    /// The highest sequence number handed out.
+    /// The highest sequence number handed out (by the write path, `write/mod.rs`).
     pub last_seq: u64,
-    /// The manifest as last committed, and the version the store holds it under.
+    /// The manifest as last committed, and the version the store holds it under: changed only
+    /// by commits through `commit.rs` (`install_manifest`), except `purged_until`, which the
+    /// purge also moves in memory when it has nothing to commit.
     pub manifest: Manifest,
     pub manifest_version: u64,
-    /// The SSTs by level.
+    /// The SSTs by level (replaced by `flush.rs` and `compaction/run.rs`).
     pub version: Rc<Version>,
-    /// The memtable taking writes.
+    /// The memtable taking writes (`write/mod.rs` inserts, `group_commit.rs` rolls back,
+    /// `flush.rs` freezes it).
     pub active: Rc<RefCell<Memtable>>,
-    /// Memtables waiting to be flushed, oldest first.
+    /// Memtables waiting to be flushed, oldest first (`flush.rs`).
     pub frozen: Vec<Frozen>,
+    /// The WAL: batches are appended by `write/mod.rs`, committed or rolled back by
+    /// `group_commit.rs`, and their segments deleted by `flush.rs`.
     pub wal: WalState,
+    /// Decoded data pages (`read.rs` fills it; `compaction/page_gc.rs` drops deleted pages).
     pub cache: PageCache,
-    /// SSTs replaced by compaction whose pages are deleted once nobody holds them.
+    /// SSTs replaced by compaction whose pages are deleted once nobody holds them
+    /// (`compaction/run.rs` adds, `compaction/page_gc.rs` deletes).
     pub obsolete: Vec<Rc<SstHandle>>,
     /// Pinned read points (snapshots and running scans), ordered by (seq, time): a few at a
-    /// time, so a sorted list.
+    /// time, so a sorted list ([`State::pin`], [`ReadPin`]).
     pub snapshots: Vec<PinnedRead>,
     /// The earliest expiry that may be due (`None`: none known); lowered by writes with an
-    /// earlier expiry, recomputed by the purge.
+    /// earlier expiry ([`State::note_expiry`]), recomputed by the purge (`purge.rs`).
     pub next_expiry: Option<i64>,
     /// Whether `next_expiry` is known (it is not right after open, until a purge looked).
     pub next_expiry_known: bool,
@@ -199,7 +235,16 @@ pub(crate) struct Inner {
     /// Serializes purges (two at once would judge the same entries).
     pub purge_lock: AsyncLock,
     /// Called for each key the purge is about to remove.
-    pub expire_hook: RefCell<Option<super::purge::ExpireHook>>,
+    pub expire_hook: RefCell<Option<ExpireHook>>,
+    /// Given the report of each reclaim run after a `QuotaExceeded` (`reclaim.rs`).
+    pub reclaim_listener: RefCell<Option<ReclaimListener>>,
+    /// What reclaims run after a `QuotaExceeded` purged while no listener was set: handed out
+    /// with the next purge report (`reclaim.rs`).
+    pub unreported: RefCell<PurgeReport>,
+    /// Serializes reclaims: callers that find the store full while one runs wait for it.
+    pub reclaim_lock: AsyncLock,
+    /// Reclaims finished since open (a caller that waited for one does not run another).
+    pub reclaims: Cell<u64>,
     /// Lets one store commit through at a time (WAL group commits and manifest changes alike),
     /// so every commit's precondition names the manifest version that is current when it lands.
     pub commit_gate: AsyncLock,

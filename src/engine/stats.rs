@@ -1,4 +1,6 @@
 //! [`Stats`]: what a caller (or the demo page) can see of the engine's shape.
+//!
+//! Owns the `Inner` method [`stats`](Inner::stats), which reads the state and changes nothing.
 
 use alloc::vec::Vec;
 

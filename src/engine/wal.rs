@@ -1,25 +1,20 @@
-//! The write-ahead log and group commit.
+//! The write-ahead log's bookkeeping: [`WalState`] (the pending buffer of encoded batches not yet
+//! committed, the tickets of the durable writers waiting on them, and the live WAL pages), with
+//! [`Ticket`] and [`WalSegments`]. Plain data below the engine state, which holds one `WalState`;
+//! it knows nothing of the store.
 //!
-//! A write encodes its batch into the pending buffer in the same synchronous step that applies it
-//! to the memtable. Durable writers then wait on a [`Ticket`]. Store commits pass one at a time
-//! through the engine's commit gate (`Inner::commit_gate`, shared with flush and compaction, so a
-//! WAL commit never races a manifest change). Whoever gets through the gate with its ticket still
-//! open becomes the leader: it takes *everything* pending, writes it as one WAL page in one store
-//! commit, and resolves every ticket of that group. A burst of concurrent durable writes therefore
-//! costs a few commits, not one each.
-//!
-//! If a WAL commit fails (or its future is dropped before it finishes), every write not yet durable
-//! is rolled back out of the memtable and its ticket gets the error: the visible state returns to
-//! the last durable one, nothing half-written.
+//! A write appends its batch here ([`WalState::append`]) in the same synchronous step that
+//! applies it to the memtable (`write::Inner::apply_planned`). Committing what is pending, one
+//! group at a time through the commit gate, and rolling back a group whose commit failed, is
+//! `group_commit.rs`'s work ([`WalState::take_group`] and [`WalState::fail_pending`] are its
+//! handles on this state).
 
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::RefCell;
 
-use super::state::Inner;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::{encode_wal_batch, encode_wal_page, RowRef};
-use crate::store::{Commit, PageId};
 
 /// The largest pending-buffer capacity kept for the next group commit after one is written.
 const PENDING_CAPACITY_KEPT: usize = 64 * 1024;
@@ -31,11 +26,13 @@ pub(crate) struct Ticket {
 }
 
 impl Ticket {
-    fn resolve(&self, result: Result<()>) {
+    /// Fill in the outcome of the write (the group commit's leader does).
+    pub(crate) fn resolve(&self, result: Result<()>) {
         *self.result.borrow_mut() = Some(result);
     }
 
-    fn outcome(&self) -> Option<Result<()>> {
+    /// The write's outcome, once its group commit finished.
+    pub(crate) fn outcome(&self) -> Option<Result<()>> {
         self.result.borrow().clone()
     }
 }
@@ -163,8 +160,41 @@ impl WalState {
         self.pending.len() + self.segments.bytes()
     }
 
+    /// Take everything pending as one WAL page (`None` if nothing is pending): the next group
+    /// commit's content, numbered with the next segment.
+    pub(crate) fn take_group(&mut self) -> Option<PendingGroup> {
+        if !self.has_pending() {
+            return None;
+        }
+        let page = encode_wal_page(&self.pending, self.pending_batches);
+        // Reuse a small buffer; give a large one back, or one burst of writes would hold its
+        // size in memory for good.
+        if self.pending.capacity() > PENDING_CAPACITY_KEPT {
+            self.pending = Vec::new();
+        } else {
+            self.pending.clear();
+        }
+        self.pending_batches = 0;
+        self.pending_since = None;
+        let segment = self.next_segment;
+        self.next_segment += 1;
+        Some(PendingGroup {
+            page,
+            segment,
+            max_seq: self.pending_max_seq,
+            tickets: core::mem::take(&mut self.pending_tickets),
+        })
+    }
+
+    /// Record that `group`'s page was committed: its writes are durable.
+    pub(crate) fn group_committed(&mut self, segment: u64, max_seq: u64, bytes: usize) {
+        self.durable_seq = self.durable_seq.max(max_seq);
+        self.segments.insert(segment, max_seq, bytes);
+        self.commits += 1;
+    }
+
     /// Forget everything pending (it was rolled back), failing its tickets with `error`.
-    fn fail_pending(&mut self, error: &crate::Error) {
+    pub(crate) fn fail_pending(&mut self, error: &Error) {
         self.pending.clear();
         self.pending_batches = 0;
         self.pending_since = None;
@@ -174,124 +204,13 @@ impl WalState {
     }
 }
 
-impl Inner {
-    /// Wait until the write behind `ticket` is durable (leading group commits as needed).
-    pub(crate) async fn wait_durable(&self, ticket: &Ticket) -> Result<()> {
-        loop {
-            if let Some(result) = ticket.outcome() {
-                return result;
-            }
-            let _gate = self.commit_gate.lock().await;
-            if let Some(result) = ticket.outcome() {
-                return result;
-            }
-            // The outcome lands in the ticket either way.
-            let _ = self.commit_wal_group_gated().await;
-        }
-    }
-
-    /// Commit everything pending in the WAL.
-    pub(crate) async fn drain_wal(&self) -> Result<()> {
-        loop {
-            if !self.state.borrow().wal.has_pending() {
-                return Ok(());
-            }
-            let _gate = self.commit_gate.lock().await;
-            self.commit_wal_group_gated().await?;
-        }
-    }
-
-    /// Lead one group commit: everything pending becomes one WAL page in one store commit.
-    /// The caller holds the commit gate.
-    async fn commit_wal_group_gated(&self) -> Result<()> {
-        let (commit, segment, max_seq, tickets, bytes) = {
-            let mut st = self.state.borrow_mut();
-            let wal = &mut st.wal;
-            if !wal.has_pending() {
-                return Ok(());
-            }
-            let page = encode_wal_page(&wal.pending, wal.pending_batches);
-            // Reuse a small buffer; give a large one back, or one burst of writes would hold its
-            // size in memory for good.
-            if wal.pending.capacity() > PENDING_CAPACITY_KEPT {
-                wal.pending = Vec::new();
-            } else {
-                wal.pending.clear();
-            }
-            wal.pending_batches = 0;
-            wal.pending_since = None;
-            let tickets = core::mem::take(&mut wal.pending_tickets);
-            let segment = wal.next_segment;
-            wal.next_segment += 1;
-            let max_seq = wal.pending_max_seq;
-            let bytes = page.len();
-            let commit = Commit {
-                expected_manifest_version: st.manifest_version,
-                manifest: None,
-                puts: alloc::vec![(PageId::wal(segment), page)],
-                deletes: Vec::new(),
-            };
-            (commit, segment, max_seq, tickets, bytes)
-        };
-        let mut abandoned = AbandonedGroup {
-            inner: self,
-            tickets: Some(tickets),
-        };
-        let result = self.store.commit(commit).await;
-        let Some(tickets) = abandoned.tickets.take() else {
-            return result;
-        };
-        {
-            let mut st = self.state.borrow_mut();
-            match &result {
-                Ok(()) => {
-                    st.wal.durable_seq = st.wal.durable_seq.max(max_seq);
-                    st.wal.segments.insert(segment, max_seq, bytes);
-                    st.wal.commits += 1;
-                    for t in &tickets {
-                        t.resolve(Ok(()));
-                    }
-                }
-                Err(e) => {
-                    for t in &tickets {
-                        t.resolve(Err(e.clone()));
-                    }
-                    self.roll_back(&mut st, e);
-                }
-            }
-        }
-        result
-    }
-
-    /// Back to the last durable state: nothing of a failed group, nor of anything queued on top
-    /// of it, stays visible; every waiting writer gets `error`.
-    fn roll_back(&self, st: &mut super::state::State, error: &crate::Error) {
-        let durable = st.wal.durable_seq;
-        st.active.borrow_mut().rollback_after(durable);
-        st.wal.fail_pending(error);
-        st.wal.rollbacks += 1;
-        st.note_failure(error);
-    }
-}
-
-/// Fails a group whose commit future was dropped before it finished (a caller gave up on it):
-/// whether the commit landed is unknown, so its writers get an error and the memtable goes back
-/// to the durable state, exactly as for a crash. Defused once the commit's outcome is known.
-struct AbandonedGroup<'a> {
-    inner: &'a Inner,
-    tickets: Option<Vec<Rc<Ticket>>>,
-}
-
-impl Drop for AbandonedGroup<'_> {
-    fn drop(&mut self) {
-        if let Some(tickets) = self.tickets.take() {
-            let e = crate::Error::storage("a WAL commit was abandoned before it finished");
-            for t in &tickets {
-                t.resolve(Err(e.clone()));
-            }
-            if let Ok(mut st) = self.inner.state.try_borrow_mut() {
-                self.inner.roll_back(&mut st, &e);
-            }
-        }
-    }
+/// What one group commit writes: everything that was pending, as one WAL page.
+pub(crate) struct PendingGroup {
+    /// The encoded page (`PageId::wal(segment)`).
+    pub page: Vec<u8>,
+    pub segment: u64,
+    /// The highest seq among its rows.
+    pub max_seq: u64,
+    /// The durable writers waiting on it.
+    pub tickets: Vec<Rc<Ticket>>,
 }

@@ -1,32 +1,31 @@
 //! [`Db`]: the public handle of an open database, scoped to one namespace. Each method validates
-//! its input, turns it into internal keys and ops, and hands over to the write path, read path,
-//! scan, purge, flush or compaction.
+//! its input, turns it into internal keys (and ops), and hands over to the machinery behind it:
+//! the write path (the write calls are in [`writes`]), the read path (`read.rs`), `scan.rs`, the
+//! purge, flush, compaction and the maintenance step. Here: opening, namespaces and call records,
+//! reads and scans, and the calls that run background work or close. The write calls and
+//! `flush` try once more after a reclaim if they find the store full (`engine/reclaim.rs`).
+
+mod writes;
 
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::batch::{BatchOp, WriteBatch};
-use super::keys::{call_record_key, internal_key, validate_key, validate_value, DEFAULT_NAMESPACE};
+use super::keys::{call_record_key, internal_key, validate_key, DEFAULT_NAMESPACE};
 use super::maintenance::Maintenance;
+use super::memtable::is_live;
+use super::namespace::{validate_ttl, TtlPolicy};
 use super::options::{
-    DbOptions, Entry, ExpireCondition, GetExOptions, NamespaceOptions, PutOptions, ScanOptions, Ttl,
+    DbOptions, Entry, ExpireHook, NamespaceOptions, PurgeReport, PutCondition, PutOptions,
+    ReclaimListener, ScanOptions, Ttl,
 };
-use super::purge::{ExpireHook, PurgeReport};
-use super::read::is_live;
 use super::snapshot::Snapshot;
 use super::state::Inner;
 use super::stats::Stats;
-use super::write::{
-    expiry_after, validate_expire_condition, validate_ttl, CallRecord, ExpireTarget, Outcome,
-    TtlPolicy, WriteOp,
-};
+use super::write::ops::CallRecord;
 use crate::clock::Clock;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::store::PageStore;
-
-/// Due expiry-index entries a clear purges per slice before it clears.
-const CLEAR_PURGE_SLICE: usize = 1_000;
 
 /// An open ttlkv database, or one namespace of it (see [`Db::namespace`]). Cheap to clone:
 /// clones share the same database, and any number of calls may be in flight on one database at
@@ -53,7 +52,7 @@ impl Db {
         if let Some(ms) = options.default_ttl_ms {
             validate_ttl(Ttl::ExpireAfter(ms))?;
         }
-        validate_options(&options)?;
+        options.validate()?;
         let reset_clock = options.reset_clock;
         let inner = Inner::open(Rc::new(store), Rc::new(clock), options).await?;
         if reset_clock {
@@ -117,42 +116,6 @@ impl Db {
         self.inner.namespaces()
     }
 
-    /// Remove every key of this handle's keyspace (the default one, or this namespace) in one
-    /// atomic step whose cost does not depend on the number of keys: the keys are gone for every
-    /// later read, and compaction reclaims their space. A snapshot taken before still sees them.
-    /// `Closed` on a dropped namespace.
-    ///
-    /// Keys that had expired before the clear still get their one expire event: what is due is
-    /// purged first (as [`purge_expired`](Self::purge_expired) would, in every keyspace), and the
-    /// report of that purge is returned; the keys the clear itself removes fire none.
-    pub async fn clear(&self) -> Result<PurgeReport> {
-        let mut report = PurgeReport::default();
-        loop {
-            let now = self.inner.clock.now()?;
-            let due = {
-                let st = self.inner.state.borrow();
-                st.check_writable()?;
-                st.expiry_may_be_due(now)
-            };
-            if due {
-                let slice = self.inner.purge_expired(CLEAR_PURGE_SLICE).await?;
-                report.removed += slice.removed;
-                report.rewritten += slice.rewritten;
-                report.stale += slice.stale;
-                report.expired.extend(slice.expired);
-                report.hook_errors.extend(slice.hook_errors);
-                if slice.more_due || slice.removed + slice.rewritten + slice.stale > 0 {
-                    continue;
-                }
-            }
-            // The commit checks again that nothing came due meanwhile; if something did, purge
-            // it and try again.
-            if self.inner.clear_keyspace(self.ns).await? {
-                return Ok(report);
-            }
-        }
-    }
-
     fn policy(&self) -> Result<TtlPolicy> {
         let st = self.inner.state.borrow();
         st.check_open()?;
@@ -167,46 +130,6 @@ impl Db {
     fn key(&self, key: &[u8]) -> Result<Vec<u8>> {
         validate_key(key)?;
         Ok(internal_key(self.keyspace(), key))
-    }
-
-    async fn write_one(&self, op: WriteOp) -> Result<Outcome> {
-        let policy = self.policy()?;
-        let outcomes = self
-            .inner
-            .write_ops(alloc::vec![op], policy, self.call.as_deref())
-            .await?;
-        Ok(outcomes
-            .and_then(|o| o.into_iter().next())
-            .unwrap_or_default())
-    }
-
-    /// Store `value` under `key` with the default TTL (the namespace's, else the database's).
-    pub async fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
-        self.put_with_options(key, value, PutOptions::default())
-            .await
-            .map(|_| ())
-    }
-
-    /// Store `value` under `key` with an explicit TTL and condition. Returns `false` only when the
-    /// condition (`IfAbsent` / `IfPresent`) failed and nothing was written.
-    pub async fn put_with_options(
-        &self,
-        key: &[u8],
-        value: &[u8],
-        options: PutOptions,
-    ) -> Result<bool> {
-        let key = self.key(key)?;
-        validate_value(value, self.inner.options.value_header_bytes)?;
-        validate_ttl(options.ttl)?;
-        let outcome = self
-            .write_one(WriteOp::Put {
-                key,
-                value: value.to_vec(),
-                ttl: options.ttl,
-                condition: options.condition,
-            })
-            .await?;
-        Ok(outcome.applied)
     }
 
     /// The value of `key`, if it is present and not expired.
@@ -244,12 +167,6 @@ impl Db {
         Ok(self.get_entry(key).await?.is_some())
     }
 
-    /// Remove `key`. Returns whether a live key was removed.
-    pub async fn delete(&self, key: &[u8]) -> Result<bool> {
-        let key = self.key(key)?;
-        Ok(self.write_one(WriteOp::Delete { key }).await?.applied)
-    }
-
     /// Remaining time to live of `key` in ms: `-1` if it has no expiry, `-2` if it is absent or
     /// expired (Redis `PTTL`).
     pub async fn ttl(&self, key: &[u8]) -> Result<i64> {
@@ -260,97 +177,6 @@ impl Db {
             None => -1,
             Some(at) => (at - self.inner.clock.now()?).max(1),
         })
-    }
-
-    /// Make `key` expire `ttl_ms` from now. `false` if the key is absent or `condition` failed.
-    /// A `ttl_ms` of 0 deletes the key (`true` if it was live), as Redis `PEXPIRE` does with a
-    /// time not in the future.
-    pub async fn expire(
-        &self,
-        key: &[u8],
-        ttl_ms: u64,
-        condition: ExpireCondition,
-    ) -> Result<bool> {
-        let at = expiry_after(self.inner.clock.now()?, ttl_ms)?;
-        self.expire_at(key, at, condition).await
-    }
-
-    /// Make `key` expire at `at_ms` (ms since the Unix epoch; a time not in the future removes
-    /// the key). `false` if the key is absent or `condition` failed.
-    pub async fn expire_at(
-        &self,
-        key: &[u8],
-        at_ms: i64,
-        condition: ExpireCondition,
-    ) -> Result<bool> {
-        let key = self.key(key)?;
-        validate_expire_condition(condition)?;
-        let op = WriteOp::Expire {
-            key,
-            target: ExpireTarget::At(at_ms),
-            condition,
-        };
-        Ok(self.write_one(op).await?.applied)
-    }
-
-    /// Remove the expiry of `key`. `true` if it had one.
-    pub async fn persist(&self, key: &[u8]) -> Result<bool> {
-        let key = self.key(key)?;
-        let op = WriteOp::Expire {
-            key,
-            target: ExpireTarget::Persist,
-            condition: ExpireCondition::default(),
-        };
-        Ok(self.write_one(op).await?.applied)
-    }
-
-    /// Read `key` and change its expiry in the same step (Redis `GETEX`): sliding sessions.
-    /// Returns the value, or `None` if the key is absent or expired (then nothing changes).
-    pub async fn get_ex(&self, key: &[u8], options: GetExOptions) -> Result<Option<Vec<u8>>> {
-        let key = self.key(key)?;
-        let target = match options {
-            GetExOptions::ExpireAfter(ms) => {
-                validate_ttl(Ttl::ExpireAfter(ms))?;
-                ExpireTarget::At(expiry_after(self.inner.clock.now()?, ms)?)
-            }
-            GetExOptions::ExpireAt(at) => ExpireTarget::At(at),
-            GetExOptions::Persist => ExpireTarget::Persist,
-        };
-        Ok(self.write_one(WriteOp::GetEx { key, target }).await?.value)
-    }
-
-    /// Apply every operation of `batch` atomically. Returns `false` (and writes nothing) if a
-    /// put condition in the batch failed.
-    pub async fn write(&self, batch: WriteBatch) -> Result<bool> {
-        let mut ops = Vec::with_capacity(batch.ops.len());
-        for op in batch.ops {
-            ops.push(match op {
-                BatchOp::Put {
-                    key,
-                    value,
-                    options,
-                } => {
-                    validate_value(&value, self.inner.options.value_header_bytes)?;
-                    validate_ttl(options.ttl)?;
-                    WriteOp::Put {
-                        key: self.key(&key)?,
-                        value,
-                        ttl: options.ttl,
-                        condition: options.condition,
-                    }
-                }
-                BatchOp::Delete { key } => WriteOp::Delete {
-                    key: self.key(&key)?,
-                },
-            });
-        }
-        let policy = self.policy()?;
-        if ops.is_empty() {
-            self.inner.state.borrow().check_writable()?;
-            return Ok(true);
-        }
-        let record = self.call.as_deref();
-        Ok(self.inner.write_ops(ops, policy, record).await?.is_some())
     }
 
     /// Live entries in key order (or reverse), as [`ScanOptions`] selects.
@@ -372,8 +198,12 @@ impl Db {
     /// expired key once, with its last value (or rewrite it, if the expire hook says so). An
     /// expired key needs no write; the slice is durable (its `purged_until` committed) before it
     /// reports, so no event fires twice, even across a crash.
+    ///
+    /// Its report also carries the events of reclaims the engine ran while no reclaim listener
+    /// was set (see [`Db::set_reclaim_listener`]).
     pub async fn purge_expired(&self, limit: usize) -> Result<PurgeReport> {
-        self.inner.purge_expired(limit).await
+        let report = self.inner.purge_expired(limit).await?;
+        Ok(self.with_unreported(report))
     }
 
     /// Set (or clear) the function called for each key about to be removed because it expired;
@@ -382,10 +212,61 @@ impl Db {
         *self.inner.expire_hook.borrow_mut() = hook;
     }
 
-    /// Write every memtable to an L0 SST now (and commit pending WAL records first).
-    pub async fn flush(&self) -> Result<()> {
+    /// Set (or clear) the function given the report of each reclaim the engine runs by itself:
+    /// when a write finds the store full ([`ErrorKind::QuotaExceeded`]), the engine purges every
+    /// due key, compacts, and tries the write once more (see [`Db::reclaim`]). The `expired`
+    /// entries of those reports are expire events like a purge's, each delivered once: to this
+    /// listener, or, while none is set, with the next purge report (of
+    /// [`purge_expired`](Self::purge_expired), [`maintenance_step`](Self::maintenance_step),
+    /// [`clear`](Self::clear) or [`reclaim`](Self::reclaim)). The expire hook applies to these
+    /// purges as to any other.
+    ///
+    /// [`ErrorKind::QuotaExceeded`]: crate::ErrorKind::QuotaExceeded
+    pub fn set_reclaim_listener(&self, listener: Option<ReclaimListener>) {
+        *self.inner.reclaim_listener.borrow_mut() = listener;
+    }
+
+    /// Free the storage expired data holds: purge every due key (in slices of 1,000), then flush,
+    /// compact everything into the bottom level and delete the pages nothing reads any more.
+    /// Each step is best effort: one that fails (it may need room itself) is skipped. Returns what
+    /// the purges did; its `expired` entries are expire events, each reported once (here, not to
+    /// the reclaim listener).
+    ///
+    /// The engine runs this by itself when a write finds the store full, and then tries the write
+    /// once more: `put`, `put_with_options`, `delete`, `expire`, `expire_at`, `persist`, `get_ex`,
+    /// `write` (on any handle, [`recording_call`](Self::recording_call)'s too), `clear` and
+    /// `flush`. A write that fails with `QuotaExceeded` again returns that error, having written
+    /// nothing. Writes that find the store full while a reclaim runs wait for it instead of
+    /// running another. Other calls (`namespace`, `drop_namespace`, `compact`, `purge_expired`,
+    /// `maintenance_step`) return `QuotaExceeded` as they get it: a caller can reclaim and call
+    /// again.
+    pub async fn reclaim(&self) -> Result<PurgeReport> {
         self.inner.state.borrow().check_writable()?;
-        self.inner.flush().await
+        let report = self.inner.reclaim().await;
+        Ok(self.with_unreported(report))
+    }
+
+    /// `report`, after the events of earlier reclaims that no listener received.
+    fn with_unreported(&self, report: PurgeReport) -> PurgeReport {
+        let mut all = self.inner.take_unreported();
+        all.absorb(report);
+        all
+    }
+
+    /// Write every memtable to an L0 SST now (and commit pending WAL records first). If the
+    /// store is full, once more after a reclaim (see [`Db::reclaim`]).
+    pub async fn flush(&self) -> Result<()> {
+        let mut retried = false;
+        loop {
+            self.inner.state.borrow().check_writable()?;
+            match self.inner.flush().await {
+                Err(e) if !retried => {
+                    self.inner.reclaim_if_full(e).await?;
+                    retried = true;
+                }
+                done => return done,
+            }
+        }
     }
 
     /// Merge every SST into the bottom level now, running the TTL compaction filter over all of
@@ -397,9 +278,12 @@ impl Db {
     }
 
     /// Do the background work that is due (commit relaxed writes, flush or compact, delete unused
-    /// pages, then purge a slice) and say when to call again. See [`Maintenance`].
+    /// pages, then purge a slice) and say when to call again. See [`Maintenance`]. Its purge
+    /// report also carries the events of reclaims the engine ran while no reclaim listener was set.
     pub async fn maintenance_step(&self) -> Result<Maintenance> {
-        self.inner.maintenance_step().await
+        let mut step = self.inner.maintenance_step().await?;
+        step.purge = self.with_unreported(step.purge);
+        Ok(step)
     }
 
     /// When background work is next due (what the last maintenance step reported, updated by
@@ -449,41 +333,6 @@ impl Db {
     }
 }
 
-fn validate_options(o: &DbOptions) -> Result<()> {
-    let fail = |what: &str| Err(Error::invalid(alloc::format!("DbOptions: {what}")));
-    if o.page_size < 64 {
-        return fail("page_size must be at least 64 bytes");
-    }
-    if o.memtable_flush_bytes == 0 || o.memtable_stall_bytes < o.memtable_flush_bytes {
-        return fail("memtable_flush_bytes must be > 0 and <= memtable_stall_bytes");
-    }
-    if o.work_slice_bytes == 0 {
-        return fail("work_slice_bytes must be at least 1");
-    }
-    if o.l0_compaction_trigger == 0 {
-        return fail("l0_compaction_trigger must be at least 1");
-    }
-    if o.sst_target_bytes == 0 || o.level1_target_bytes == 0 {
-        return fail("sst_target_bytes and level1_target_bytes must be > 0");
-    }
-    if o.level_size_multiplier < 2 {
-        return fail("level_size_multiplier must be at least 2");
-    }
-    if o.memtable_max_age_ms < 0 || o.relaxed_commit_interval_ms < 0 {
-        return fail("intervals must not be negative");
-    }
-    if o.purge_slice_keys == 0 {
-        return fail("purge_slice_keys must be at least 1");
-    }
-    if !(o.expiry_compaction_share > 0.0 && o.expiry_compaction_share <= 1.0) {
-        return fail("expiry_compaction_share must be in (0, 1]");
-    }
-    if o.periodic_compaction_ms.is_some_and(|ms| ms <= 0) {
-        return fail("periodic_compaction_ms must be positive");
-    }
-    Ok(())
-}
-
 impl core::fmt::Debug for Db {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Db")
@@ -493,8 +342,8 @@ impl core::fmt::Debug for Db {
 }
 
 /// Keeps a put option's condition reachable for callers that build `PutOptions` by hand.
-impl From<super::options::PutCondition> for PutOptions {
-    fn from(condition: super::options::PutCondition) -> Self {
+impl From<PutCondition> for PutOptions {
+    fn from(condition: PutCondition) -> Self {
         PutOptions {
             condition,
             ..PutOptions::default()

@@ -1,0 +1,248 @@
+//! Running a compaction: merging a [`Plan`]'s inputs through the TTL compaction filter
+//! (`retention::compaction_fates`) into new SSTs, and installing them with the new manifest in one
+//! commit.
+//!
+//! Owns the `Inner` methods [`compact`](Inner::compact),
+//! [`run_compaction`](Inner::run_compaction) and the private `install_compaction`; of the state,
+//! it replaces `State::version` and the manifest's levels, forgets dropped namespaces nothing
+//! holds any more, and moves the replaced SSTs to `State::obsolete` (for `page_gc.rs`).
+
+use alloc::rc::Rc;
+use alloc::vec::Vec;
+
+use super::plan::Plan;
+use crate::engine::commit::{install_manifest, manifest_commit};
+use crate::engine::keys::{namespace_of, parse_expiry_index_key};
+use crate::engine::merge::MergeCursor;
+use crate::engine::retention::{compaction_fates, ExpiryCutoff, Fate, VersionInfo};
+use crate::engine::sst_writer::{BuiltSst, SstWriter};
+use crate::engine::state::Inner;
+use crate::engine::version::{SstHandle, Version};
+use crate::engine::work_slices::WorkSlices;
+use crate::error::{Error, Result};
+use crate::format::RowRef;
+use crate::small_sort::insertion_sort_by;
+
+/// Whether `sst`'s key range reaches into namespace `ns` (it may hold rows of it).
+fn may_hold_namespace(sst: &SstHandle, ns: u32) -> bool {
+    match (namespace_of(sst.first_key()), namespace_of(sst.last_key())) {
+        (Some(first), Some(last)) => first <= ns && ns <= last,
+        _ => true,
+    }
+}
+
+impl Inner {
+    /// Run compactions until the planner finds nothing to do (`force`: one full merge).
+    pub(crate) async fn compact(&self, force: bool) -> Result<usize> {
+        let _guard = self.manifest_lock.lock().await;
+        let mut done = 0;
+        loop {
+            let plan = {
+                let st = self.state.borrow();
+                st.check_writable()?;
+                self.plan_compaction(&st, force && done == 0)
+            };
+            let Some(plan) = plan else {
+                return Ok(done);
+            };
+            self.run_compaction(plan).await?;
+            done += 1;
+            if force {
+                return Ok(done);
+            }
+        }
+    }
+
+    /// Merge the plan's inputs through the TTL compaction filter and commit the result.
+    pub(crate) async fn run_compaction(&self, plan: Plan) -> Result<()> {
+        if plan.drop_whole {
+            let next_id = self.state.borrow().manifest.next_sst_id;
+            return self
+                .install_compaction(&plan, Vec::new(), next_id, &[])
+                .await;
+        }
+        let (snapshots, cutoff, dropped, mut next_id, with_expiry) = {
+            let st = self.state.borrow();
+            let with_expiry = plan
+                .inputs
+                .iter()
+                .flat_map(|(_, l)| l.iter())
+                .any(|s| s.meta.ttl_row_count > 0);
+            let cutoff = ExpiryCutoff {
+                now: self.clock.now()?,
+                purged_until: st.manifest.purged_until,
+            };
+            (
+                st.snapshot_seqs(),
+                cutoff,
+                st.manifest.dropped_namespaces.clone(),
+                st.manifest.next_sst_id,
+                with_expiry,
+            )
+        };
+        let now = cutoff.now;
+        // Looked up once per key, by binary search: the list is kept in id order (`namespace`).
+        // Dropped namespaces that rows written out still belong to (kept for a snapshot).
+        let mut still_dropped: Vec<u32> = Vec::new();
+        let mut runs = Vec::new();
+        for (level, ssts) in &plan.inputs {
+            if *level == 0 {
+                runs.extend(ssts.iter().map(|s| alloc::vec![s.clone()]));
+            } else if !ssts.is_empty() {
+                runs.push(ssts.clone());
+            }
+        }
+        let mut cursor = MergeCursor::over_compaction_inputs(self, runs).await?;
+        let mut outputs: Vec<BuiltSst> = Vec::new();
+        let mut writer: Option<SstWriter> = None;
+        // The host gets turns by bytes written (finished outputs + the current writer): the
+        // inputs may all be cached, so nothing else would ever wait.
+        let mut slices = WorkSlices::new(self.options.work_slice_bytes);
+        let mut finished_bytes = 0usize;
+        while let Some((key, versions)) = cursor.next_key(self).await? {
+            let infos: Vec<VersionInfo> = versions.iter().map(|v| v.info()).collect();
+            let index_entry = parse_expiry_index_key(&key);
+            let data_key = index_entry.map_or(key.as_slice(), |(_, k)| k);
+            let doomed_ns = namespace_of(data_key).filter(|ns| dropped.binary_search(ns).is_ok());
+            let doomed = doomed_ns.is_some();
+            // Every version of an index entry has the entry's expiry time (it is in the key), and
+            // an entry the purge has handled is never read again: all of them can go at any
+            // level, as if this were the bottom.
+            let handled_entry = index_entry.is_some_and(|(at, _)| cutoff.drops(at));
+            let fates = compaction_fates(
+                &infos,
+                &snapshots,
+                cutoff,
+                plan.bottommost || handled_entry,
+                doomed,
+            );
+            for (v, fate) in versions.iter().zip(fates) {
+                let row = match fate {
+                    Fate::Keep => v.row(&key),
+                    Fate::Tombstone => RowRef {
+                        key: &key,
+                        seq: v.seq,
+                        ts: v.ts,
+                        expire_at: None,
+                        value: None,
+                    },
+                    Fate::Drop => continue,
+                };
+                if let Some(ns) = doomed_ns.filter(|ns| !still_dropped.contains(ns)) {
+                    still_dropped.push(ns);
+                }
+                let w = writer.get_or_insert_with(|| {
+                    let w = SstWriter::new(next_id, with_expiry, self.options.page_size, now);
+                    next_id += 1;
+                    w
+                });
+                w.add(&row)?;
+            }
+            // Cut SSTs only between keys, so one key's versions never span two SSTs of a run.
+            if writer
+                .as_ref()
+                .is_some_and(|w| w.bytes() >= self.options.sst_target_bytes)
+            {
+                if let Some(full) = writer.take() {
+                    finished_bytes += full.bytes();
+                    outputs.extend(full.finish());
+                }
+            }
+            let written = finished_bytes + writer.as_ref().map_or(0, SstWriter::bytes);
+            if slices.turn_due(written) {
+                self.store.yield_now().await;
+            }
+        }
+        if let Some(built) = writer.take().and_then(SstWriter::finish) {
+            outputs.push(built);
+        }
+        self.install_compaction(&plan, outputs, next_id, &still_dropped)
+            .await
+    }
+
+    /// Install a compaction's outputs. `still_dropped`: the dropped namespaces some output row
+    /// belongs to; any other dropped namespace that no SST left untouched and no memtable can
+    /// hold a row of is forgotten (its id is never reused, so nothing can ever need it again).
+    async fn install_compaction(
+        &self,
+        plan: &Plan,
+        outputs: Vec<BuiltSst>,
+        next_id: u64,
+        still_dropped: &[u32],
+    ) -> Result<()> {
+        let input_ids: Vec<u64> = plan
+            .inputs
+            .iter()
+            .flat_map(|(_, l)| l.iter().map(|s| s.id()))
+            .collect();
+        let seed = self.clock.last_issued();
+        self.commit_gated(
+            |st| {
+                // The plan must still describe the tree (plans are made under the manifest lock,
+                // so this only fails if that rule is ever broken): never install over a change.
+                let current = plan.inputs.iter().all(|(level, ssts)| {
+                    let now_at = st.version.levels.get(*level).map_or(&[][..], Vec::as_slice);
+                    ssts.iter().all(|s| now_at.iter().any(|t| Rc::ptr_eq(s, t)))
+                });
+                if !current {
+                    return Err(Error::storage("compaction plan went stale; not installed"));
+                }
+                let mut version: Version = (*st.version).clone();
+                for level in &mut version.levels {
+                    level.retain(|s| !input_ids.contains(&s.id()));
+                }
+                while version.levels.len() <= plan.output_level {
+                    version.levels.push(Vec::new());
+                }
+                // The output pages move into the commit: they are never held twice in memory.
+                let mut puts = Vec::new();
+                if let Some(out) = version.levels.get_mut(plan.output_level) {
+                    for built in outputs {
+                        puts.extend(built.pages);
+                        out.push(Rc::new(SstHandle::new(built.meta)));
+                    }
+                    // Deeper levels are ordered by key; L0 stays newest first (only a whole
+                    // drop has L0 as its output level, and it adds nothing there).
+                    if plan.output_level > 0 {
+                        insertion_sort_by(out, |a, b| a.first_key() < b.first_key());
+                    }
+                }
+                while version.levels.len() > 1 && version.levels.last().is_some_and(Vec::is_empty) {
+                    version.levels.pop();
+                }
+                let mut manifest = st.manifest.clone();
+                let untouched: Vec<&Rc<SstHandle>> = st
+                    .version
+                    .levels
+                    .iter()
+                    .flatten()
+                    .filter(|s| !input_ids.contains(&s.id()))
+                    .collect();
+                let memtables = st.memtables_newest_first();
+                manifest.dropped_namespaces.retain(|&ns| {
+                    still_dropped.contains(&ns)
+                        || untouched.iter().any(|s| may_hold_namespace(s, ns))
+                        || memtables
+                            .iter()
+                            .any(|t| t.borrow().holds_prefix(&ns.to_be_bytes()))
+                });
+                manifest.levels = version.level_ids();
+                manifest.next_sst_id = manifest.next_sst_id.max(next_id);
+                manifest.clock_seed = manifest.clock_seed.max(seed);
+                let reclaimed = self.reclaimable(st);
+                let commit = manifest_commit(st, &manifest, puts, reclaimed.clone());
+                Ok(Some((commit, (version, manifest, reclaimed))))
+            },
+            |st, (version, manifest, reclaimed)| {
+                install_manifest(st, manifest);
+                st.version = Rc::new(version);
+                for (_, ssts) in &plan.inputs {
+                    st.obsolete.extend(ssts.iter().cloned());
+                }
+                self.forget_reclaimed(st, &reclaimed);
+            },
+        )
+        .await
+        .map(|_| ())
+    }
+}

@@ -1,0 +1,280 @@
+//! The write path: turning puts, deletes and expiry changes into rows, atomically.
+//!
+//! Owns the `Inner` methods [`write_ops`](Inner::write_ops),
+//! [`write_ops_prefetched`](Inner::write_ops_prefetched), [`read_snapshot`](Inner::read_snapshot)
+//! and the private `apply_planned` / `relieve_memtable_pressure`; of the state, it hands out
+//! `State::last_seq`, inserts into `State::active` and appends to the pending WAL in `State::wal`.
+//!
+//! The trail of a write, from `Db::put_with_options` (in `db/writes.rs`) to the store:
+//! 1. `Db` validates the call and turns it into [`WriteOp`]s on internal keys (`ops.rs`), then
+//!    calls [`Inner::write_ops`] (here), once more after a reclaim if the store was full
+//!    ([`Inner::reclaim_if_full`], `reclaim.rs`);
+//! 2. [`Inner::write_ops_prefetched`] reads the rows the ops depend on, then runs the write's
+//!    synchronous step, `apply_planned`:
+//! 3. [`plan()`] (`plan.rs`) decides every op's outcome and row, and `apply_planned` gives the rows
+//!    one seq, appends them to the pending WAL ([`WalState::append`](super::wal::WalState::append),
+//!    `wal.rs`) and inserts them into the memtable, all without an await;
+//! 4. a durable write then waits on its ticket: [`Inner::wait_durable`] in `group_commit.rs`
+//!    commits the pending WAL as one page, or rolls it back out of the memtable if that fails.
+//!
+//! Writes that depend on the current row (conditions, `Ttl::Keep`, delete's result, `expire`,
+//! `persist`, `get_ex`, the purge) read it first, possibly awaiting SST pages, then re-check in
+//! one synchronous step that no newer write touched those keys meanwhile (optimistic
+//! concurrency; they retry if one did). Everything a call writes gets one sequence number, goes
+//! into the memtable and into the pending WAL in that same step, so a batch is all-or-nothing for
+//! readers and for recovery. Every row written with an expiry gets its expiry-index row in the
+//! same step (see `keys`), so the index never misses a key.
+
+pub(crate) mod ops;
+pub(crate) mod plan;
+
+use alloc::rc::Rc;
+use alloc::vec::Vec;
+
+use self::ops::{Outcome, WriteOp};
+use self::plan::{plan, CurrentRows, Planner, ReadSnapshot};
+use super::keys::{expiry_index_from, expiry_index_key, is_expiry_index_key};
+use super::memtable::MemVersion;
+use super::namespace::TtlPolicy;
+use super::options::{Durability, L0_STALL_FACTOR};
+use super::state::Inner;
+use super::wal::Ticket;
+use crate::error::Result;
+
+/// What the synchronous step of a write decided.
+enum Step {
+    /// Finished without writing (`None`: a put condition failed).
+    Done(Option<Vec<Outcome>>),
+    /// A newer write or a rollback touched what was read: read again.
+    Retry,
+    /// The answer rests on a write that is not durable yet: wait for it, then read again.
+    Settle,
+    /// Written (one seq, memtable and pending WAL); wait on the ticket if durable.
+    Written(Vec<Outcome>, Option<Rc<Ticket>>),
+}
+
+impl Inner {
+    /// Apply `ops` atomically. `Ok(None)`: a put condition failed and nothing was written;
+    /// `Ok(Some(outcomes))`: one [`Outcome`] per op.
+    ///
+    /// With `record` (a call id), a write that changes anything also writes the record of its
+    /// outcome under that id in the same batch (see [`CallRecord`](ops::CallRecord)).
+    ///
+    /// A write that fails has written nothing (a failed WAL commit rolls it back), and `ops` are
+    /// only borrowed: a caller can send the same ops again (after a reclaim, `reclaim.rs`).
+    /// Next step: [`Inner::write_ops_prefetched`].
+    pub(crate) async fn write_ops(
+        &self,
+        ops: &[WriteOp],
+        policy: TtlPolicy,
+        record: Option<&[u8]>,
+    ) -> Result<Option<Vec<Outcome>>> {
+        let durable = self.options.durability == Durability::Durable;
+        let planner = Planner { policy, record };
+        self.write_ops_prefetched(ops, planner, None, durable).await
+    }
+
+    /// [`Inner::write_ops`] for a caller that already read the rows the ops depend on, at
+    /// `prefetched.0` (the purge): they are used as long as nothing changed since, saving a
+    /// second read of every key. With `durable`, it returns only once the write is durable,
+    /// whatever the database's durability (the purge needs that).
+    ///
+    /// Next step: `apply_planned`, the write's instant, which calls [`plan()`].
+    pub(crate) async fn write_ops_prefetched(
+        &self,
+        ops: &[WriteOp],
+        planner: Planner<'_>,
+        mut prefetched: Option<(ReadSnapshot, CurrentRows)>,
+        durable: bool,
+    ) -> Result<Option<Vec<Outcome>>> {
+        // Whether plain puts read their keys too (see `WriteOp::needs_current`); if an expiry
+        // becomes due between the read and the write, the write plans again with it set.
+        let plain_puts = ops.iter().any(WriteOp::is_plain_put);
+        let unknown = {
+            let st = self.state.borrow();
+            (!st.next_expiry_known).then(|| expiry_index_from(st.manifest.purged_until))
+        };
+        if let (true, Some(from)) = (plain_puts, unknown) {
+            // Right after an open nothing is known of the expiry index: one lookup of its first
+            // entry not yet purged spares every put until the first purge a read of its key.
+            self.find_next_expiry(&from, None).await;
+        }
+        let mut owing = {
+            let st = self.state.borrow();
+            st.expiry_may_be_due(self.clock.last_issued())
+        };
+        let (results, ticket) = loop {
+            if let Some((snapshot, current)) = prefetched.take() {
+                match self.apply_planned(ops, &current, &snapshot, &planner, (durable, true))? {
+                    Step::Done(results) => return Ok(results),
+                    Step::Written(results, ticket) => break (results, ticket),
+                    Step::Retry | Step::Settle => {}
+                }
+            }
+            // Read what the ops depend on, at a fixed sequence number.
+            let snapshot = self.read_snapshot()?;
+            let mut current = CurrentRows::new();
+            if ops.iter().any(|op| op.needs_current(owing)) {
+                for op in ops.iter().filter(|op| op.needs_current(owing)) {
+                    if !current.contains_key(op.key()) {
+                        let found = self.lookup(op.key(), snapshot.seq).await?;
+                        current.insert(op.key().to_vec(), found.into_iter().collect());
+                    }
+                }
+            }
+            let read_all = owing || !plain_puts;
+            match self.apply_planned(ops, &current, &snapshot, &planner, (durable, read_all))? {
+                Step::Done(results) => return Ok(results),
+                Step::Retry => {
+                    owing = true;
+                    continue;
+                }
+                Step::Settle => {
+                    // The answer rests on a write that is not durable yet: let a commit in flight
+                    // finish (or fail) by passing the gate, commit what is pending, decide again.
+                    drop(self.commit_gate.lock().await);
+                    let _ = self.drain_wal().await;
+                    continue;
+                }
+                Step::Written(results, ticket) => break (results, ticket),
+            }
+        };
+        if let Some(ticket) = ticket {
+            self.wait_durable(&ticket).await?;
+        }
+        self.relieve_memtable_pressure().await;
+        Ok(Some(results))
+    }
+
+    /// The write's instant: re-check, plan and apply in one synchronous step (no await).
+    /// `read_all`: every op read its key, plain puts too (if they did not and an expiry may be due
+    /// now, it is a `Retry`). The rows go to the pending WAL ([`WalState::append`]) and the
+    /// memtable; the caller then waits on the ticket ([`Inner::wait_durable`]).
+    ///
+    /// [`WalState::append`]: super::wal::WalState::append
+    fn apply_planned(
+        &self,
+        ops: &[WriteOp],
+        current: &CurrentRows,
+        read: &ReadSnapshot,
+        planner: &Planner<'_>,
+        (durable, read_all): (bool, bool),
+    ) -> Result<Step> {
+        let mut st = self.state.borrow_mut();
+        st.check_writable()?;
+        let now = self.clock.now()?;
+        let raced = st.manifest_version != read.manifest_version
+            || st.wal.rollbacks != read.rollbacks
+            || current
+                .keys()
+                .any(|k| st.memtable_latest_seq(k).is_some_and(|s| s > read.seq))
+            || (!read_all && st.expiry_may_be_due(now));
+        if raced {
+            return Ok(Step::Retry);
+        }
+        let planning = plan(ops, current, now, planner, st.manifest.purged_until)?;
+        if planning.as_ref().is_none_or(|(_, p)| p.is_empty()) {
+            // An answer that writes nothing (a failed condition, a no-op) must not rest on a
+            // write that may still be rolled back.
+            let unsettled = current
+                .values()
+                .flatten()
+                .any(|v| v.seq > st.wal.durable_seq);
+            return Ok(if unsettled {
+                Step::Settle
+            } else {
+                Step::Done(planning.map(|(results, _)| results))
+            });
+        }
+        let Some((results, mut planned)) = planning else {
+            return Ok(Step::Done(None));
+        };
+        let seq = st.last_seq + 1;
+        st.last_seq = seq;
+        // Every value row with an expiry gets its expiry-index row in the same batch. The index
+        // rows join the planned rows in their map, which hands them all out in key order (the
+        // WAL and the memtable take a batch so). Should an index row's key also be a planned key,
+        // the row of the key that comes first in key order wins (the index row is its data key's).
+        let mut index_rows: Vec<(Vec<u8>, i64)> = Vec::new();
+        let mut earliest: Option<i64> = None;
+        for (key, rows) in &planned {
+            let Some(row) = rows.first() else {
+                continue;
+            };
+            if let (Some(at), Some(_)) = (row.expire_at, &row.value) {
+                if !is_expiry_index_key(key) {
+                    let index_key = expiry_index_key(at, key);
+                    if index_key > *key || !planned.contains_key(&index_key) {
+                        index_rows.push((index_key, at));
+                    }
+                    earliest = Some(earliest.map_or(at, |e| e.min(at)));
+                }
+            }
+        }
+        for (index_key, at) in index_rows {
+            let row = MemVersion {
+                seq,
+                ts: now,
+                expire_at: Some(at),
+                value: Some(Vec::new()),
+            };
+            planned.insert(index_key, alloc::vec![row]);
+        }
+        let versions: Vec<(Vec<u8>, MemVersion)> = planned
+            .into_iter()
+            .filter_map(|(key, mut rows)| {
+                let mut row = rows.pop()?;
+                row.seq = seq;
+                row.ts = now;
+                Some((key, row))
+            })
+            .collect();
+        let rows: Vec<_> = versions.iter().map(|(k, v)| v.row(k)).collect();
+        let ticket = st.wal.append(&rows, seq, now, durable)?;
+        drop(rows);
+        if let Some(t) = earliest {
+            st.note_expiry(t);
+        }
+        let keep_points = st.snapshot_seqs();
+        let durable_seq = st.wal.durable_seq;
+        let mut active = st.active.borrow_mut();
+        for (key, v) in versions {
+            active.insert(&key, v, &keep_points, durable_seq);
+        }
+        Ok(Step::Written(results, ticket))
+    }
+
+    /// Keep memory and read cost bounded when no maintenance runs: flush a memtable that grew
+    /// past the stall limit, and compact once L0 holds [`L0_STALL_FACTOR`] times its trigger.
+    async fn relieve_memtable_pressure(&self) {
+        if self.manifest_lock.is_held() {
+            return;
+        }
+        let over = self.state.borrow().active.borrow().bytes() >= self.options.memtable_stall_bytes;
+        if over {
+            // A failure here leaves the data in the memtable and WAL; the next write retries.
+            let _ = self.flush().await;
+        }
+        let l0 = self
+            .state
+            .borrow()
+            .version
+            .levels
+            .first()
+            .map_or(0, Vec::len);
+        if l0 >= self.options.l0_compaction_trigger.max(1) * L0_STALL_FACTOR {
+            let _ = self.compact(false).await;
+        }
+    }
+
+    /// The point to read at now, for a write that reads first.
+    pub(crate) fn read_snapshot(&self) -> Result<ReadSnapshot> {
+        let st = self.state.borrow();
+        st.check_writable()?;
+        Ok(ReadSnapshot {
+            seq: st.last_seq,
+            manifest_version: st.manifest_version,
+            rollbacks: st.wal.rollbacks,
+        })
+    }
+}

@@ -1,0 +1,260 @@
+//! Planning a write: deciding, against the rows it read ([`CurrentRows`]), what each op does
+//! ([`Outcome`]) and which row every touched key ends up with. Pure: no state, no store, no
+//! await; `write/mod.rs` calls [`plan`] inside the write's synchronous step, and the purge hands
+//! its own reads in as [`CurrentRows`] with a default [`Planner`].
+
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+
+use super::ops::{CallRecord, ExpireTarget, Outcome, WriteOp};
+use crate::engine::keys::{call_record_key, expiry_index_key, owed_entry_value};
+use crate::engine::memtable::{is_live, MemVersion};
+use crate::engine::namespace::TtlPolicy;
+use crate::engine::options::PutCondition;
+use crate::error::Result;
+
+/// The rows a write read, by internal key: the key's row, or an empty list if it has none. (A
+/// list of at most one, not an `Option`: this map then has the memtable's map type, and the wasm
+/// module carries the code of one map where it would carry two.)
+pub(crate) type CurrentRows = BTreeMap<Vec<u8>, Vec<MemVersion>>;
+
+/// The point a write read its rows at, to detect anything that happened since.
+pub(crate) struct ReadSnapshot {
+    /// Rows were read at this seq.
+    pub seq: u64,
+    /// The manifest version then (a flush or compaction since makes the write read again).
+    pub manifest_version: u64,
+    /// `WalState::rollbacks` then (a rollback since makes the write read again).
+    pub rollbacks: u64,
+}
+
+/// The seq of a planned row until the write is applied: newer than any real one.
+const UNASSIGNED_SEQ: u64 = u64::MAX;
+
+/// The expiry and value of `row` if it expired (by `now`) and the purge has not reported it yet
+/// (its expiry is not before `purged_until`), so that replacing it owes an expire event.
+fn owed_event(row: &MemVersion, now: i64, purged_until: i64) -> Option<(i64, &[u8])> {
+    let at = row
+        .expire_at
+        .filter(|at| *at <= now && *at >= purged_until)?;
+    Some((at, row.value.as_deref()?))
+}
+
+/// The row a write decided on: a value, or a tombstone if its expiry is not in the future (as
+/// Redis does). Written at `now`; its seq is assigned when the write is applied.
+fn planned_value(value: Vec<u8>, expire_at: Option<i64>, now: i64) -> Vec<MemVersion> {
+    if expire_at.is_some_and(|at| at <= now) {
+        return planned_tombstone(now);
+    }
+    alloc::vec![MemVersion {
+        seq: UNASSIGNED_SEQ,
+        ts: now,
+        expire_at,
+        value: Some(value),
+    }]
+}
+
+/// A tombstone a write decided on (see [`planned_value`]).
+fn planned_tombstone(now: i64) -> Vec<MemVersion> {
+    alloc::vec![MemVersion {
+        seq: UNASSIGNED_SEQ,
+        ts: now,
+        expire_at: None,
+        value: None,
+    }]
+}
+
+/// Each op's outcome, and the row every touched key ends up with (always one: the planned rows
+/// share [`CurrentRows`]' map type).
+pub(crate) type Planning = (Vec<Outcome>, CurrentRows);
+
+/// Decide every op's outcome against the current rows (ops see the effects of earlier ops of the
+/// same call). `None` if a put condition failed; an error if an expiry is past the range of times.
+///
+/// A put that replaces a row which expired and whose expire event has not fired (its expiry is
+/// not before `purged_until`) records that event in the same batch: the row's expiry-index entry
+/// is written again carrying the row's value, and the purge reports it from there (Redis fires
+/// `expired` for a key that is overwritten after it expired, too).
+pub(crate) fn plan(
+    ops: &[WriteOp],
+    current: &CurrentRows,
+    now: i64,
+    planner: &Planner<'_>,
+    purged_until: i64,
+) -> Result<Option<Planning>> {
+    let policy = &planner.policy;
+    let mut planned = CurrentRows::new();
+    let mut results = Vec::with_capacity(ops.len());
+    for op in ops {
+        let key = op.key();
+        // The key's row as this call sees it: an earlier op's plan, or what was read.
+        let raw: Option<MemVersion> = planned
+            .get(key)
+            .or_else(|| current.get(key))
+            .and_then(|rows| rows.last())
+            .cloned();
+        let live = raw.clone().filter(|v| is_live(v, now));
+        let outcome = match op {
+            WriteOp::Put {
+                value,
+                ttl,
+                condition,
+                ..
+            } => {
+                let ok = match condition {
+                    PutCondition::Always => true,
+                    PutCondition::IfAbsent => live.is_none(),
+                    PutCondition::IfPresent => live.is_some(),
+                };
+                if !ok {
+                    return Ok(None);
+                }
+                if let Some((at, old)) = raw.as_ref().and_then(|r| owed_event(r, now, purged_until))
+                {
+                    let entry = MemVersion {
+                        seq: UNASSIGNED_SEQ,
+                        ts: now,
+                        expire_at: Some(at),
+                        value: Some(owed_entry_value(old)),
+                    };
+                    planned.insert(expiry_index_key(at, key), alloc::vec![entry]);
+                }
+                let expire_at = policy.expiry(*ttl, now, live.as_ref())?;
+                planned.insert(key.to_vec(), planned_value(value.clone(), expire_at, now));
+                Outcome::yes()
+            }
+            WriteOp::Delete { .. } => match live {
+                Some(_) => {
+                    planned.insert(key.to_vec(), planned_tombstone(now));
+                    Outcome::yes()
+                }
+                None => Outcome::no(),
+            },
+            WriteOp::Expire {
+                target, condition, ..
+            } => {
+                let Some(row) = live else {
+                    results.push(Outcome::no());
+                    continue;
+                };
+                let cur = row.expire_at;
+                let new_expire = match target {
+                    ExpireTarget::Persist => {
+                        if cur.is_none() {
+                            results.push(Outcome::no());
+                            continue;
+                        }
+                        policy.clamp(None, now)
+                    }
+                    ExpireTarget::At(at) => {
+                        let ok = (!condition.nx || cur.is_none())
+                            && (!condition.xx || cur.is_some())
+                            && (!condition.gt || cur.is_some_and(|c| *at > c))
+                            && (!condition.lt || cur.is_none_or(|c| *at < c));
+                        if !ok {
+                            results.push(Outcome::no());
+                            continue;
+                        }
+                        policy.clamp(Some(*at), now)
+                    }
+                };
+                if new_expire != cur {
+                    let value = row.value.unwrap_or_default();
+                    planned.insert(key.to_vec(), planned_value(value, new_expire, now));
+                }
+                Outcome {
+                    applied: new_expire != cur || matches!(target, ExpireTarget::At(_)),
+                    ..Outcome::default()
+                }
+            }
+            WriteOp::GetEx { target, .. } => {
+                let Some(row) = live else {
+                    results.push(Outcome::no());
+                    continue;
+                };
+                let new_expire = match target {
+                    ExpireTarget::Persist => policy.clamp(None, now),
+                    ExpireTarget::At(at) => policy.clamp(Some(*at), now),
+                };
+                let value = row.value.unwrap_or_default();
+                if new_expire != row.expire_at {
+                    planned.insert(key.to_vec(), planned_value(value.clone(), new_expire, now));
+                }
+                Outcome {
+                    applied: true,
+                    value: Some(value),
+                    due: false,
+                }
+            }
+            WriteOp::DropIndexEntry { .. } => {
+                planned.insert(key.to_vec(), planned_tombstone(now));
+                Outcome::no()
+            }
+            WriteOp::RemoveExpired {
+                expire_at,
+                seen_seq,
+                ..
+            } => {
+                let same_row = raw.as_ref().is_some_and(|v| {
+                    v.seq == *seen_seq && v.value.is_some() && v.expire_at == Some(*expire_at)
+                });
+                if same_row && *expire_at <= now {
+                    planned.insert(key.to_vec(), planned_tombstone(now));
+                }
+                Outcome::no()
+            }
+            WriteOp::ReplaceExpired {
+                expire_at,
+                seen_seq,
+                value,
+                new_expire_at,
+                ..
+            } => {
+                let same_row = raw.as_ref().is_some_and(|v| {
+                    v.seq == *seen_seq && v.value.is_some() && v.expire_at == Some(*expire_at)
+                });
+                if !same_row || *expire_at > now {
+                    Outcome::no()
+                } else if new_expire_at.is_some_and(|at| at <= now) {
+                    // Due by now (time passed since the hook answered): the purge reports the key
+                    // as expired, and its row goes (so no later write takes it for one whose
+                    // event is owed).
+                    planned.insert(key.to_vec(), planned_tombstone(now));
+                    Outcome {
+                        due: true,
+                        ..Outcome::no()
+                    }
+                } else {
+                    planned.insert(
+                        key.to_vec(),
+                        planned_value(value.clone(), *new_expire_at, now),
+                    );
+                    Outcome::yes()
+                }
+            }
+        };
+        results.push(outcome);
+    }
+    if let (Some(id), false) = (planner.record, planned.is_empty()) {
+        let record = MemVersion {
+            seq: UNASSIGNED_SEQ,
+            ts: now,
+            expire_at: Some(now.saturating_add(CALL_RECORD_TTL_MS)),
+            value: Some(CallRecord::of(&results).encode()),
+        };
+        planned.insert(call_record_key(id), alloc::vec![record]);
+    }
+    Ok(Some((results, planned)))
+}
+
+/// How long the record of a call's outcome is kept: far longer than a resent call can take to
+/// arrive (a writer's timeout, then a new writer's open).
+const CALL_RECORD_TTL_MS: i64 = 10 * 60 * 1000;
+
+/// The rules a write is planned by: its keyspace's TTL policy, and the call id whose outcome it
+/// records, if any.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Planner<'a> {
+    pub policy: TtlPolicy,
+    pub record: Option<&'a [u8]>,
+}
