@@ -561,3 +561,114 @@ fn a_clear_that_finds_the_store_full_keeps_the_events_of_its_purges() {
         assert_eq!(db.get(b"live").await.unwrap(), None);
     });
 }
+
+/// The platform's own quota error, as a store would keep it as the source of its error.
+#[derive(Debug)]
+struct PlatformQuotaError;
+
+impl std::fmt::Display for PlatformQuotaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("QuotaExceededError")
+    }
+}
+
+impl std::error::Error for PlatformQuotaError {}
+
+/// A store that, once `full` is set, refuses the next commit as full, with the platform's error
+/// as source, and then every commit with `then` (as Firefox's IndexedDB refuses every write for
+/// a while once storage ran out).
+struct RefusesOnceFull {
+    inner: MemoryStore,
+    full: Rc<Cell<bool>>,
+    refused: Rc<Cell<u32>>,
+    then: ErrorKind,
+}
+
+impl PageStore for RefusesOnceFull {
+    fn read_manifest(&self) -> StoreFuture<'_, Option<ManifestRecord>> {
+        self.inner.read_manifest()
+    }
+
+    fn get_page(&self, id: PageId) -> StoreFuture<'_, Option<Vec<u8>>> {
+        self.inner.get_page(id)
+    }
+
+    fn list_pages(&self, kind: PageKind) -> StoreFuture<'_, Vec<PageId>> {
+        self.inner.list_pages(kind)
+    }
+
+    fn commit(&self, commit: Commit) -> StoreFuture<'_, ()> {
+        if !self.full.get() {
+            return self.inner.commit(commit);
+        }
+        let refused = self.refused.get();
+        self.refused.set(refused + 1);
+        let error = if refused == 0 {
+            ttlkv::Error::new(ErrorKind::QuotaExceeded, "commit: the disk is full")
+                .with_source(PlatformQuotaError)
+        } else {
+            ttlkv::Error::new(self.then, "commit: the database does not allow mutations")
+        };
+        Box::pin(async move { Err(error) })
+    }
+}
+
+fn put_on_a_store_that_refuses_once_full(then: ErrorKind) -> (ttlkv::Error, u32, MemoryStore) {
+    let disk = MemoryStore::new();
+    let full = Rc::new(Cell::new(false));
+    let refused = Rc::new(Cell::new(0));
+    let store = RefusesOnceFull {
+        inner: disk.clone(),
+        full: full.clone(),
+        refused: refused.clone(),
+        then,
+    };
+    let error = run(async {
+        let db = Db::open(store, FakeClock::new(T0), DbOptions::default())
+            .await
+            .unwrap();
+        db.put(b"before", b"v").await.unwrap();
+        full.set(true);
+        db.put(b"k", b"v").await.unwrap_err()
+    });
+    (error, refused.get(), disk)
+}
+
+#[test]
+fn a_storage_failure_on_the_try_after_a_reclaim_is_still_the_store_being_full_with_its_cause() {
+    use std::error::Error as _;
+    let (error, refused, disk) = put_on_a_store_that_refuses_once_full(ErrorKind::Storage);
+    assert!(
+        refused >= 2,
+        "the put was tried again ({refused} commits refused)"
+    );
+    assert_eq!(error.kind(), ErrorKind::QuotaExceeded, "{error}");
+    assert!(
+        error.message().contains("does not allow mutations"),
+        "the second failure is named: {error}"
+    );
+    let source = error
+        .source()
+        .expect("the platform's quota error is the source");
+    assert!(source.downcast_ref::<PlatformQuotaError>().is_some());
+    let reopened = run(async {
+        let db = Db::open(disk, FakeClock::new(T0), DbOptions::default())
+            .await
+            .unwrap();
+        (
+            db.get(b"before").await.unwrap(),
+            db.get(b"k").await.unwrap(),
+        )
+    });
+    assert_eq!(
+        reopened,
+        (Some(b"v".to_vec()), None),
+        "nothing of the put was written"
+    );
+}
+
+#[test]
+fn any_other_failure_on_the_try_after_a_reclaim_is_the_callers_as_it_is() {
+    let (error, _, _) = put_on_a_store_that_refuses_once_full(ErrorKind::Fenced);
+    assert_eq!(error.kind(), ErrorKind::Fenced, "{error}");
+}

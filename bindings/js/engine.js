@@ -1,8 +1,7 @@
 // The engine as the JS entry talks to it: by method name and plain arguments (encoded keys and
 // values, numbers), so that the same call can run here or be forwarded to the tab that holds the
 // writer role (tabs.js). `LocalEndpoint` runs calls on this context's WebAssembly engine; it owns
-// the namespace and snapshot handles, fires expire events for purges, and reclaims space once
-// when storage is full.
+// the namespace and snapshot handles and fires expire events for purges.
 import { TtlKvError, CODES } from "./errors.js";
 
 /** Run an engine call, turning whatever it throws into a TtlKvError. */
@@ -70,7 +69,6 @@ export class LocalEndpoint {
     // tab's ids from the old writer must find nothing here (CLOSED), not another tab's snapshot.
     this.snapshotPrefix = `${Math.random().toString(36).slice(2)}.`;
     this.nextSnapshot = 1;
-    this.reclaiming = undefined;
     // Forwarded writes still running here, by call id (a resend waits for the first run).
     this.running = new Map();
   }
@@ -154,38 +152,21 @@ export class LocalEndpoint {
     return id;
   }
 
-  /** `method` on engine handle `handle` (see `call`). */
+  /**
+   * `method` on engine handle `handle` (see `call`). A write that finds storage full has already
+   * been tried again by the engine, after reclaiming what expired data holds (its expire events
+   * come through the reclaim listener, see `open.js`).
+   */
   run(handle, method, args) {
     if (method === "purgeExpired" || method === "maintenance" || method === "clear") args = [...args, this.wantsExpired()];
     let result;
     try {
       result = handle[method](...args);
     } catch (e) {
-      return this.retry(e, handle, method, args);
+      throw asTtlKvError(e);
     }
     if (result instanceof Promise) {
-      return result.then((r) => this.answer(method, r), (e) => this.retry(e, handle, method, args));
-    }
-    return this.answer(method, result);
-  }
-
-  /**
-   * After a failed call. Out of room: nothing of the call was written. Reclaim what expired data
-   * holds, then try once more; a second QUOTA_EXCEEDED is the caller's.
-   */
-  async retry(e, handle, method, args) {
-    const error = asTtlKvError(e);
-    if (error.code !== "QUOTA_EXCEEDED") throw error;
-    await this.reclaim();
-    let result;
-    try {
-      result = await engine(async () => handle[method](...args));
-    } catch (again) {
-      if (again.code === "QUOTA_EXCEEDED") throw again;
-      // Some browsers refuse every write for a while once storage ran out (Firefox: an
-      // InvalidStateError, "a database that did not allow mutations"): the caller's failure is
-      // still that storage is full, and nothing of the call was written either time.
-      throw new TtlKvError("QUOTA_EXCEEDED", `${error.message} (tried again after reclaiming expired data: ${again.message})`, { cause: error.cause ?? again });
+      return result.then((r) => this.answer(method, r), (e) => Promise.reject(asTtlKvError(e)));
     }
     return this.answer(method, result);
   }
@@ -211,35 +192,6 @@ export class LocalEndpoint {
     if (snapshot === undefined) return;
     this.snapshots.delete(id);
     snapshot.release();
-  }
-
-  /**
-   * Free storage after a QUOTA_EXCEEDED: purge every due key (their expire events fire as usual),
-   * then compact, so expired rows and whole expired SSTs leave storage. Best effort: a step that
-   * fails (it may need room itself) is skipped. Concurrent callers share one reclaim.
-   */
-  reclaim() {
-    if (!this.reclaiming) {
-      this.reclaiming = (async () => {
-        try {
-          for (let slice = 0; slice < 1000; slice++) {
-            const report = await this.root.purgeExpired(1000, this.wantsExpired());
-            this.publish(report.expired);
-            if (!report.moreDue) break;
-          }
-        } catch {
-          // Nothing due could be purged; compaction may still drop what was purged before.
-        }
-        try {
-          await this.root.compact();
-        } catch {
-          // Compaction needs room for its output before the input goes; nothing more to do.
-        }
-      })().finally(() => {
-        this.reclaiming = undefined;
-      });
-    }
-    return this.reclaiming;
   }
 
   close() {

@@ -97,6 +97,9 @@ export async function openDb(name, options) {
         }
       });
     }
+    // A write that finds storage full makes the engine reclaim what expired data holds: the keys
+    // its purges remove fire their events like any purge's.
+    raw.setReclaimListener((report) => shared.publish(report.expired));
     return new LocalEndpoint(raw, (expired) => shared.publish(expired), () => shared.wantsExpired(), (read) => shared.schedule(read));
   }
 

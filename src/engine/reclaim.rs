@@ -41,9 +41,9 @@ const RECLAIM_MAX_SLICES: usize = 1_000;
 
 impl Inner {
     /// After a call failed with `error`: if the store was full, reclaim (or wait for the reclaim
-    /// in progress) and return `Ok` for the caller to try the call once more; any other error
-    /// comes back as it was.
-    pub(crate) async fn reclaim_if_full(&self, error: Error) -> Result<()> {
+    /// in progress) and hand `error` back, for the caller to try the call once more and to give
+    /// to [`Inner::failed_again`] if that fails too; any other error comes back as `Err`.
+    pub(crate) async fn reclaim_if_full(&self, error: Error) -> Result<Error> {
         if error.kind() != ErrorKind::QuotaExceeded {
             return Err(error);
         }
@@ -53,7 +53,23 @@ impl Inner {
             let report = self.reclaim_locked().await;
             self.deliver(report);
         }
-        Ok(())
+        Ok(error)
+    }
+
+    /// The error of a call that failed with `full` (a `QuotaExceeded`), was tried again after a
+    /// reclaim, and failed with `again`. A storage failure the second time is still the store
+    /// being full: some engines refuse every write for a while once storage ran out (Firefox's
+    /// IndexedDB: an `InvalidStateError`), and nothing of the call was written either time. So
+    /// it is `full`, with `again` in its message and `full`'s source (the platform's quota
+    /// error). Any other error (fenced, closed, full again) is `again`.
+    pub(crate) fn failed_again(full: Error, again: Error) -> Error {
+        if again.kind() != ErrorKind::Storage {
+            return again;
+        }
+        full.context(alloc::format!(
+            "tried again after reclaiming expired data, and that failed too ({})",
+            again.message()
+        ))
     }
 
     /// Reclaim now (see the module docs) and return what its purges did.

@@ -256,13 +256,15 @@ impl Db {
     /// Write every memtable to an L0 SST now (and commit pending WAL records first). If the
     /// store is full, once more after a reclaim (see [`Db::reclaim`]).
     pub async fn flush(&self) -> Result<()> {
-        let mut retried = false;
+        let mut full = None;
         loop {
             self.inner.state.borrow().check_writable()?;
             match self.inner.flush().await {
-                Err(e) if !retried => {
-                    self.inner.reclaim_if_full(e).await?;
-                    retried = true;
+                Err(e) => {
+                    full = Some(match full.take() {
+                        None => self.inner.reclaim_if_full(e).await?,
+                        Some(first) => return Err(Inner::failed_again(first, e)),
+                    })
                 }
                 done => return done,
             }

@@ -12,6 +12,7 @@ use crate::engine::batch::{BatchOp, WriteBatch};
 use crate::engine::keys::validate_value;
 use crate::engine::namespace::{expiry_after, validate_ttl};
 use crate::engine::options::{ExpireCondition, GetExOptions, PurgeReport, PutOptions, Ttl};
+use crate::engine::state::Inner;
 use crate::engine::write::ops::{validate_expire_condition, ExpireTarget, Outcome, WriteOp};
 use crate::error::Result;
 
@@ -154,15 +155,14 @@ impl Db {
     /// report of that purge is returned; the keys the clear itself removes fire none.
     pub async fn clear(&self) -> Result<PurgeReport> {
         let mut report = PurgeReport::default();
-        let mut retried = false;
+        let mut full = None;
         // A full store: reclaim and try once more. The purges done so far stand, and their
         // events stay in `report`.
         while let Err(e) = self.clear_into(&mut report).await {
-            if retried {
-                return Err(e);
-            }
-            self.inner.reclaim_if_full(e).await?;
-            retried = true;
+            full = Some(match full.take() {
+                None => self.inner.reclaim_if_full(e).await?,
+                Some(first) => return Err(Inner::failed_again(first, e)),
+            });
         }
         report.more_due = false;
         Ok(self.with_unreported(report))
@@ -207,13 +207,15 @@ impl Db {
     /// [`Inner::write_ops`](crate::engine::state::Inner::write_ops), in `engine/write/mod.rs`.
     async fn write_ops(&self, ops: &[WriteOp]) -> Result<Option<Vec<Outcome>>> {
         let record = self.call.as_deref();
-        let mut retried = false;
+        let mut full = None;
         loop {
             let policy = self.policy()?;
             match self.inner.write_ops(ops, policy, record).await {
-                Err(e) if !retried => {
-                    self.inner.reclaim_if_full(e).await?;
-                    retried = true;
+                Err(e) => {
+                    full = Some(match full.take() {
+                        None => self.inner.reclaim_if_full(e).await?,
+                        Some(first) => return Err(Inner::failed_again(first, e)),
+                    })
                 }
                 done => return done,
             }

@@ -7,7 +7,7 @@
 use std::rc::Rc;
 
 use js_sys::{Array, Function, Object, Uint8Array};
-use ttlkv::{Db, ExpiredEntry, PutOptions, Replacement};
+use ttlkv::{Db, ExpiredEntry, PurgeReport, PutOptions, Replacement};
 use wasm_bindgen::prelude::*;
 
 use super::answers::{bytes, entry_array, purge_object, set, stats_object, time, value_js};
@@ -279,6 +279,22 @@ impl WasmDb {
                 let kind = out.get(1).as_f64()? as u8;
                 let ttl = ttl_of(kind, out.get(2).as_f64().unwrap_or(f64::NAN)).ok()?;
                 Some(Replacement { value, ttl })
+            })));
+    }
+
+    /// `setReclaimListener(fn | null)`: `fn(report)` gets the purge report (with its `expired`
+    /// list) of each reclaim the engine runs when a write finds storage full, before it tries
+    /// the write again.
+    #[wasm_bindgen(js_name = setReclaimListener)]
+    pub fn set_reclaim_listener(&self, listener: JsValue) {
+        let Ok(f) = listener.dyn_into::<Function>() else {
+            self.db.set_reclaim_listener(None);
+            return;
+        };
+        self.db
+            .set_reclaim_listener(Some(Rc::new(move |report: &PurgeReport| {
+                // A listener that throws loses nothing here: the events were its to publish.
+                let _ = f.call1(&JsValue::UNDEFINED, &purge_object(report, true));
             })));
     }
 
