@@ -1,5 +1,8 @@
 // `ttlkv/node-fs`: a page store over files in one directory, for Node apps that want their data
 // to outlive the process: `open("sessions", { storage: fileStorage("./data/sessions") })`.
+// Size: over 450 lines because it is one class, FileStorage, whose lock, journal and fsync steps
+// are private methods over one directory's state (its path, lock token, call queue, and what is
+// left to finish or tidy): a cut between them would have to expose that state across files.
 //
 // Layout of the directory:
 //   w_<16 hex>, m_<16 hex>, d_<16 hex>_<8 hex>   one file per page (its key with "/" as "_")
