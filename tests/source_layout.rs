@@ -11,8 +11,9 @@
 //! 2. **No source file longer than [`MAX_LINES`] lines** (not counting `#[cfg(test)]` items)
 //!    unless its module doc gives the reason in a line starting `//! Size:`.
 //!
-//! `bindings/` is not checked: those crates keep their own layout (and `bindings/web/src/api.rs`
-//! is over the line limit today).
+//! Both rules hold for the binding crate's files (`bindings/web/src/`) too, a tree of its own
+//! (its `lib.rs` is its crate root). The npm package's JavaScript has the same two rules,
+//! checked by `tests/js/source_layout.test.mjs`.
 //!
 //! The checker is tested on small made-up trees too (the `checker_*` tests), so a checker that
 //! stopped seeing imports could not pass silently.
@@ -38,6 +39,23 @@ fn src_has_no_circle_of_imports() {
         "files of src/ import each other in a circle (move the shared item down into a module \
          that both can use):\n{}",
         circles.join("\n")
+    );
+}
+
+#[test]
+fn the_bindings_files_import_each_other_in_no_circle_and_none_is_long_without_a_reason() {
+    let sources = sources_under("bindings/web/src");
+    let circles = Graph::build(&sources).circles();
+    assert!(
+        circles.is_empty(),
+        "files of bindings/web/src/ import each other in a circle:\n{}",
+        circles.join("\n")
+    );
+    let long = long_files(&sources);
+    assert!(
+        long.is_empty(),
+        "files of bindings/web/src/ over {MAX_LINES} lines without a `//! Size:` line:\n{}",
+        long.join("\n")
     );
 }
 
@@ -88,12 +106,17 @@ fn print_the_file_graph() {
 }
 
 fn crate_sources() -> Sources {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    sources_under("src")
+}
+
+/// The `.rs` files of the crate whose root (`lib.rs`) is in `dir` (relative to the repository).
+fn sources_under(dir: &str) -> Sources {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let mut sources = Sources::new();
     read_tree(&root, &root, &mut sources);
     assert!(
         sources.contains_key("lib.rs"),
-        "no src/lib.rs under {}",
+        "no lib.rs under {}",
         root.display()
     );
     sources

@@ -29,15 +29,16 @@
 //! and no request or transaction `error` event (seen in Chromium 156 with a 1 MiB quota set over
 //! the DevTools protocol). Through rexie that abort has no cause and could not be told apart from
 //! any other storage failure.
+//!
+//! `convert.rs` turns idb's failures and values into the store's (errors, the manifest record,
+//! page-kind key ranges); this file owns the database, its connection and the commit.
 
 use std::cell::Cell;
 use std::future::IntoFuture;
 use std::rc::Rc;
 
-use idb::{
-    Database, Factory, KeyRange, ObjectStoreParams, Query, TransactionMode, TransactionResult,
-};
-use js_sys::{Object, Reflect, Uint8Array};
+use idb::{Database, Factory, ObjectStoreParams, TransactionMode, TransactionResult};
+use js_sys::Uint8Array;
 use ttlkv::store::{Commit, ManifestRecord, PageId, PageKind, PageStore, StoreFuture, YieldFuture};
 use ttlkv::{Error, ErrorKind, Result};
 use wasm_bindgen::{JsCast, JsValue};
@@ -45,7 +46,10 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::error::JsCause;
 
 use super::event_loop_turn::event_loop_turn;
-use super::page_key::{check_manifest_version, kind_prefix, page_ids_of_kind, page_key};
+use super::page_key::{check_manifest_version, page_ids_of_kind, page_key};
+
+mod convert;
+use convert::{idb_error, kind_range, manifest_of, manifest_record};
 
 /// The schema version of the IndexedDB database (its object stores), not of the page format.
 const SCHEMA_VERSION: u32 = 1;
@@ -71,128 +75,6 @@ pub struct IndexedDbStore {
     /// Set when another context deleted or upgraded the database: this connection closed itself
     /// so that could proceed, and every later call fails with a `STORAGE` error saying so.
     taken_away: Rc<Cell<bool>>,
-}
-
-/// The error an idb failure stands for: the browser's own error (a `DOMException`, or the value
-/// a failed request gave) is kept as its `cause`, and its name and message go into the message;
-/// a `QuotaExceededError` becomes [`ErrorKind::QuotaExceeded`]. (idb's own `Display` is not used:
-/// its forty messages cost more than a kilobyte of the module, and say less than the cause.)
-fn idb_error(context: &str, e: idb::Error) -> Error {
-    let cause = js_cause(&e);
-    let text = |name: &str| cause.as_ref().and_then(|c| field(c, name).as_string());
-    let message = match (text("name"), text("message")) {
-        (Some(name), Some(message)) => format!("{name}: {message}"),
-        (Some(name), None) => name,
-        (None, Some(message)) => message,
-        (None, None) => String::from("the IndexedDB request failed"),
-    };
-    // A byte-window search: `str::contains` would bring a string-search engine into the module.
-    let quota = b"QuotaExceededError";
-    let kind = if message.as_bytes().windows(quota.len()).any(|w| w == quota) {
-        ErrorKind::QuotaExceeded
-    } else {
-        ErrorKind::Storage
-    };
-    let error = Error::new(kind, format!("{context}: {message}"));
-    match cause {
-        Some(cause) => error.with_source(JsCause::new(cause, message)),
-        None => error,
-    }
-}
-
-/// The JS value an idb failure carries, if it carries one.
-fn js_cause(e: &idb::Error) -> Option<JsValue> {
-    use idb::Error::*;
-    match e {
-        DomException(d) => Some(d.clone().into()),
-        AddFailed(v)
-        | ClearFailed(v)
-        | CountFailed(v)
-        | CursorAdvanceFailed(v)
-        | CursorContinueFailed(v)
-        | CursorKeyNotFound(v)
-        | CursorPrimaryKeyNotFound(v)
-        | CursorValueNotFound(v)
-        | DeleteFailed(v)
-        | GetAllFailed(v)
-        | GetAllKeysFailed(v)
-        | GetFailed(v)
-        | GetKeyFailed(v)
-        | IndexCreateFailed(v)
-        | IndexDeleteFailed(v)
-        | IndexedDbDeleteFailed(v)
-        | IndexedDbNotFound(v)
-        | IndexedDbOpenFailed(v)
-        | IndexNotFound(v)
-        | KeyPathNotFound(v)
-        | KeyRangeBoundNotFound(v)
-        | KeyRangeCreateFailed(v)
-        | KeyRangeIncludesFailed(v)
-        | ObjectStoreCreateFailed(v)
-        | ObjectStoreDeleteFailed(v)
-        | ObjectStoreNotFound(v)
-        | OpenCursorFailed(v)
-        | OpenKeyCursorFailed(v)
-        | RequestErrorNotFound(v)
-        | RequestResultNotFound(v)
-        | TransactionAbortError(v)
-        | TransactionCommitError(v)
-        | TransactionModeNotFound(v)
-        | TransactionOpenFailed(v)
-        | UnexpectedJsType(_, v)
-        | UpdateFailed(v) => Some(v.clone()),
-        _ => None,
-    }
-}
-
-fn field(target: &JsValue, name: &str) -> JsValue {
-    Reflect::get(target, &JsValue::from_str(name)).unwrap_or_default()
-}
-
-/// Decode the manifest record as stored in [`META`].
-fn manifest_of(record: &JsValue) -> Result<ManifestRecord> {
-    let version = field(record, "version")
-        .as_f64()
-        .filter(|v| v.is_finite() && *v >= 1.0 && v.fract() == 0.0)
-        .ok_or_else(|| Error::corruption("IndexedDB manifest record: bad version"))?;
-    let bytes = field(record, "bytes")
-        .dyn_into::<Uint8Array>()
-        .map_err(|_| Error::corruption("IndexedDB manifest record: bytes is not a Uint8Array"))?;
-    Ok(ManifestRecord {
-        version: version as u64,
-        bytes: bytes.to_vec(),
-    })
-}
-
-fn manifest_record(m: &ManifestRecord) -> JsValue {
-    let record = Object::new();
-    // Setting an own property of a fresh plain object cannot fail.
-    let _ = Reflect::set(
-        &record,
-        &"version".into(),
-        &JsValue::from_f64(m.version as f64),
-    );
-    let _ = Reflect::set(
-        &record,
-        &"bytes".into(),
-        &Uint8Array::from(m.bytes.as_slice()),
-    );
-    record.into()
-}
-
-/// The keys of one page kind: `[prefix, prefix with its last byte + 1)`.
-fn kind_range(kind: PageKind) -> Result<Query> {
-    let prefix = kind_prefix(kind);
-    // Every prefix is a letter and '/'; '0' is the character after '/'.
-    let upper = prefix.replace('/', "0");
-    KeyRange::bound(
-        &JsValue::from_str(prefix),
-        &JsValue::from_str(&upper),
-        Some(false),
-        Some(true),
-    )
-    .map(Query::KeyRange)
-    .map_err(|e| idb_error("listPages", e))
 }
 
 impl IndexedDbStore {
