@@ -395,12 +395,16 @@ fn a_compaction_that_fails_during_the_reclaim_leaves_the_caller_its_quota_error(
 }
 
 /// A store that passes everything to a memory store and counts, of the commits, those refused
-/// for want of room and those that write an SST (a flush's or a compaction's).
+/// for want of room and those that write an SST (a flush's or a compaction's). Once `refusing` is
+/// set to an error kind, it refuses every commit: the first as full, with the platform's error as
+/// source, the later ones with that kind (as Firefox's IndexedDB refuses every write for a while
+/// once storage ran out).
 #[derive(Clone, Default)]
 struct Counting {
     inner: MemoryStore,
     refused: Rc<Cell<u32>>,
     sst_writes: Rc<Cell<u32>>,
+    refusing: Rc<Cell<Option<ErrorKind>>>,
 }
 
 impl PageStore for Counting {
@@ -417,6 +421,17 @@ impl PageStore for Counting {
     }
 
     fn commit(&self, commit: Commit) -> StoreFuture<'_, ()> {
+        if let Some(then) = self.refusing.get() {
+            let refused = self.refused.get();
+            self.refused.set(refused + 1);
+            let error = if refused == 0 {
+                ttlkv::Error::new(ErrorKind::QuotaExceeded, "commit: the disk is full")
+                    .with_source(PlatformQuotaError)
+            } else {
+                ttlkv::Error::new(then, "commit: the database does not allow mutations")
+            };
+            return Box::pin(async move { Err(error) });
+        }
         let writes_sst = commit
             .puts
             .iter()
@@ -574,64 +589,17 @@ impl std::fmt::Display for PlatformQuotaError {
 
 impl std::error::Error for PlatformQuotaError {}
 
-/// A store that, once `full` is set, refuses the next commit as full, with the platform's error
-/// as source, and then every commit with `then` (as Firefox's IndexedDB refuses every write for
-/// a while once storage ran out).
-struct RefusesOnceFull {
-    inner: MemoryStore,
-    full: Rc<Cell<bool>>,
-    refused: Rc<Cell<u32>>,
-    then: ErrorKind,
-}
-
-impl PageStore for RefusesOnceFull {
-    fn read_manifest(&self) -> StoreFuture<'_, Option<ManifestRecord>> {
-        self.inner.read_manifest()
-    }
-
-    fn get_page(&self, id: PageId) -> StoreFuture<'_, Option<Vec<u8>>> {
-        self.inner.get_page(id)
-    }
-
-    fn list_pages(&self, kind: PageKind) -> StoreFuture<'_, Vec<PageId>> {
-        self.inner.list_pages(kind)
-    }
-
-    fn commit(&self, commit: Commit) -> StoreFuture<'_, ()> {
-        if !self.full.get() {
-            return self.inner.commit(commit);
-        }
-        let refused = self.refused.get();
-        self.refused.set(refused + 1);
-        let error = if refused == 0 {
-            ttlkv::Error::new(ErrorKind::QuotaExceeded, "commit: the disk is full")
-                .with_source(PlatformQuotaError)
-        } else {
-            ttlkv::Error::new(self.then, "commit: the database does not allow mutations")
-        };
-        Box::pin(async move { Err(error) })
-    }
-}
-
 fn put_on_a_store_that_refuses_once_full(then: ErrorKind) -> (ttlkv::Error, u32, MemoryStore) {
-    let disk = MemoryStore::new();
-    let full = Rc::new(Cell::new(false));
-    let refused = Rc::new(Cell::new(0));
-    let store = RefusesOnceFull {
-        inner: disk.clone(),
-        full: full.clone(),
-        refused: refused.clone(),
-        then,
-    };
+    let store = Counting::default();
     let error = run(async {
-        let db = Db::open(store, FakeClock::new(T0), DbOptions::default())
+        let db = Db::open(store.clone(), FakeClock::new(T0), DbOptions::default())
             .await
             .unwrap();
         db.put(b"before", b"v").await.unwrap();
-        full.set(true);
+        store.refusing.set(Some(then));
         db.put(b"k", b"v").await.unwrap_err()
     });
-    (error, refused.get(), disk)
+    (error, store.refused.get(), store.inner.clone())
 }
 
 #[test]
