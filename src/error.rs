@@ -1,5 +1,5 @@
 //! The one public error of the crate: a small, stable [`ErrorKind`], a message, and the
-//! underlying failure it came from, if any ([`Error::source`]).
+//! underlying failure it came from, if any ([`Error::cause`]).
 //!
 //! Every layer (format decoders, page stores, the engine) reports failures as [`Error`]. The kinds
 //! map one to one onto the `code`s of the JavaScript `TtlKvError` ([`ErrorKind::code`] is the one
