@@ -1,10 +1,30 @@
 // One peer's memory per live key, in a process of its own: `node --expose-gc memory.mjs <peer> <n>`
 // prints { bytesPerKey } — the growth of the resident set (JS heap, buffers and wasm memory)
-// after storing n sessions of ~1 KiB, divided by n.
+// after storing n sessions of ~1 KiB, divided by n — and for ttlkv also { wasmBytesAtOpen,
+// wasmBytesAtEnd }: the byte length of the engine's WebAssembly memory just after open and at the
+// end (linear memory only grows, so the size at the end is its high-water mark).
 import { LRUCache } from "lru-cache";
 import { TTLCache } from "@isaacs/ttlcache";
-import { open } from "../bindings/js/dist/node.js";
 import { key, sessionValue } from "./workloads.mjs";
+
+// The package keeps its WebAssembly instance to itself (the glue's `wasm.memory` is not exported
+// from the bundle), so the instance is caught on its way out of WebAssembly.instantiate, which the
+// package's own load calls; the package is loaded as it ships and nothing else changes. The
+// package is imported only after this, so its load goes through it.
+const instances = [];
+const instantiate = WebAssembly.instantiate;
+WebAssembly.instantiate = async function (...args) {
+  const result = await instantiate.apply(this, args);
+  instances.push(result instanceof WebAssembly.Instance ? result : result.instance);
+  return result;
+};
+const { open } = await import("../bindings/js/dist/node.js");
+/** The byte length of ttlkv's linear memory (its one instance's exported `memory`). */
+const wasmBytes = () => {
+  const memories = instances.map((i) => i.exports.memory).filter((m) => m instanceof WebAssembly.Memory);
+  if (memories.length !== 1) throw new Error(`expected the engine's one WebAssembly memory, found ${memories.length}`);
+  return memories[0].buffer.byteLength;
+};
 
 const [peer, nText] = process.argv.slice(2);
 const n = Number(nText);
@@ -13,7 +33,11 @@ const settle = () => {
   return process.memoryUsage().rss;
 };
 let db;
-if (peer === "ttlkv") db = await open("memory", { storage: "memory", durability: "relaxed", maintenance: "manual" });
+let wasmBytesAtOpen;
+if (peer === "ttlkv") {
+  db = await open("memory", { storage: "memory", durability: "relaxed", maintenance: "manual" });
+  wasmBytesAtOpen = wasmBytes();
+}
 const before = settle();
 let store;
 if (peer === "Map") {
@@ -35,4 +59,5 @@ if (peer === "Map") {
   await db.compact();
 }
 const after = settle();
-console.log(JSON.stringify({ bytesPerKey: (after - before) / n, keep: store ? store.size : 0 }));
+const wasm = db ? { wasmBytesAtOpen, wasmBytesAtEnd: wasmBytes() } : {};
+console.log(JSON.stringify({ bytesPerKey: (after - before) / n, ...wasm, keep: store ? store.size : 0 }));

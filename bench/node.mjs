@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { LRUCache } from "lru-cache";
 import { TTLCache } from "@isaacs/ttlcache";
 import { open, destroy } from "../bindings/js/dist/node.js";
-import { key, sessionValue, value100, zipfIndexes, shuffle, rng, median, sampleList } from "./workloads.mjs";
+import { key, sessionValue, value100, zipfIndexes, uniformIndexes, shuffle, rng, median, sampleList } from "./workloads.mjs";
 
 const SESSION_TTL = 30 * 60_000;
 let dbCounter = 0;
@@ -53,11 +53,14 @@ function memoryPeers(max) {
 }
 
 /**
- * 1. Session mix: `keys` sessions, `ops` operations, 95 % get / 5 % put, Zipf keys. `values` is
- * "strings" (100-byte strings, the values of the issue's bar) or "json" (sessions of ~1 KiB as
- * JSON, the benchmark plan's values).
+ * 1. Session mix: `keys` sessions, `ops` operations, 95 % get / 5 % put. `values` is "strings"
+ * (100-byte strings, the values of the issue's bar) or "json" (sessions of ~1 KiB as JSON, the
+ * benchmark plan's values). `keyChoice` is "zipf" (Zipf 0.99, hot keys scattered over the key
+ * space: the workload of the bars) or "uniform" (each operation's key an independent seeded
+ * uniform choice over all `keys`: no hot set for a cache to keep, every read as likely to land
+ * anywhere); the "uniform" rows are named so.
  */
-export async function sessionMix({ keys, ops, values }, order) {
+export async function sessionMix({ keys, ops, values, keyChoice = "zipf" }, order) {
   const peers = memoryPeers(keys * 2);
   const json = values === "json";
   const valueOf = json ? sessionValue : value100;
@@ -75,7 +78,9 @@ export async function sessionMix({ keys, ops, values }, order) {
       return { set: async (k, v) => void m.set(k, v), get: async (k) => m.get(k), close() {} };
     };
   }
-  const chosen = zipfIndexes(keys, ops, 42);
+  const uniform = keyChoice === "uniform";
+  if (!uniform && keyChoice !== "zipf") throw new Error(`sessionMix: unknown keyChoice ${keyChoice}`);
+  const chosen = uniform ? uniformIndexes(keys, ops, 43) : zipfIndexes(keys, ops, 42);
   const rows = [];
   for (const name of order(Object.keys(peers))) {
     const peer = await peers[name]();
@@ -93,8 +98,9 @@ export async function sessionMix({ keys, ops, values }, order) {
     }
     const ms = performance.now() - started;
     await peer.close();
-    const workload = json ? "session mix (1 KiB JSON)" : "session mix (100-byte strings)";
-    rows.push({ workload, peer: name, value: (ops / ms) * 1000, unit: "ops/s", higherIsBetter: true });
+    const workload = `session mix (${json ? "1 KiB JSON" : "100-byte strings"}${uniform ? ", uniform random keys" : ""})`;
+    const note = uniform && name === "ttlkv" ? `each key a seeded uniform choice among ${keys.toLocaleString("en")}, not Zipf` : undefined;
+    rows.push({ workload, peer: name, value: (ops / ms) * 1000, unit: "ops/s", higherIsBetter: true, note });
   }
   return rows;
 }
@@ -117,7 +123,7 @@ export async function ingest({ count }, order) {
     }
     const ms = performance.now() - started;
     await peer.close();
-    rows.push({ workload: "ingest (memory)", peer: name, value: (count / ms) * 1000, unit: "ops/s", higherIsBetter: true, note: name === "ttlkv" ? "batches of 1,000" : undefined });
+    rows.push({ workload: "ingest (memory)", peer: name, value: (count / ms) * 1000, unit: "ops/s", higherIsBetter: true, note: peer.batch ? "batches of 1,000" : "set, one by one" });
   }
   return rows;
 }
@@ -193,13 +199,40 @@ async function timedPurge(due, total, how) {
   return { ms, removed };
 }
 
-/** 10. Memory per live key: each peer in its own process (bench/memory.mjs). */
+/**
+ * 10. Memory per live key: each peer in its own process (bench/memory.mjs), the growth of its
+ * resident set. Then ttlkv's WebAssembly memory at the end of the same process, per key: linear
+ * memory never shrinks, so its size is the high-water mark of the engine's heap (load, flush and
+ * full compaction), set against lru-cache's resident growth from the same run.
+ */
 export function memoryPerKey({ keys }, order) {
   const script = fileURLToPath(new URL("./memory.mjs", import.meta.url));
-  return order(["Map", "lru-cache", "@isaacs/ttlcache", "ttlkv"]).map((peer) => {
+  const measured = {};
+  const rows = order(["Map", "lru-cache", "@isaacs/ttlcache", "ttlkv"]).map((peer) => {
     const out = JSON.parse(execFileSync(process.execPath, ["--expose-gc", script, peer, String(keys)], { encoding: "utf8" }));
+    measured[peer] = out;
     return { workload: "memory per live key", peer, value: out.bytesPerKey, unit: "bytes", higherIsBetter: false };
   });
+  const { wasmBytesAtOpen, wasmBytesAtEnd } = measured.ttlkv;
+  const mib = (b) => (b / 2 ** 20).toFixed(1);
+  const workload = "wasm memory high-water per live key";
+  rows.push({
+    workload,
+    peer: "ttlkv",
+    value: wasmBytesAtEnd / keys,
+    unit: "bytes",
+    higherIsBetter: false,
+    note: `byte length of the package's own WebAssembly.Memory (instance caught from WebAssembly.instantiate) after loading ${keys.toLocaleString("en")} 1 KiB sessions, flush and full compaction, ÷ keys: ${mib(wasmBytesAtEnd)} MiB (${mib(wasmBytesAtOpen)} MiB at open); it never shrinks, so this is its peak; grown pages count whether touched or not`,
+  });
+  rows.push({
+    workload,
+    peer: "lru-cache",
+    value: measured["lru-cache"].bytesPerKey,
+    unit: "bytes",
+    higherIsBetter: false,
+    note: "resident-set growth per key for the same sessions: the figure of its memory per live key row",
+  });
+  return rows;
 }
 
 /**

@@ -33,6 +33,7 @@ const log = (r) => {
 console.log(`ttlkv benchmarks${smoke ? " (smoke sizes)" : ""}, Node ${process.version}`);
 log(await sessionMix({ keys: size.sessionKeys, ops: size.sessionOps, values: "strings" }, order));
 log(await sessionMix({ keys: size.sessionKeys, ops: size.sessionOps, values: "json" }, order));
+log(await sessionMix({ keys: size.sessionKeys, ops: size.sessionOps, values: "strings", keyChoice: "uniform" }, order));
 log(await ingest({ count: size.ingest }, order));
 log(memoryPerKey({ keys: size.memoryKeys }, order));
 log(await purge({ due: size.purgeDue, totals: size.purgeTotals }));

@@ -38,6 +38,17 @@ export function zipfIndexes(n, count, seed) {
   return out;
 }
 
+/**
+ * `count` key indexes in [0, n), each an independent seeded uniform choice (`rng(seed)`): every key
+ * equally likely, so hits are spread over the whole key space (some keys drawn twice, some never).
+ */
+export function uniformIndexes(n, count, seed) {
+  const random = rng(seed);
+  const out = new Uint32Array(count);
+  for (let j = 0; j < count; j++) out[j] = Math.floor(random() * n);
+  return out;
+}
+
 export const key = (i) => `session:${String(i).padStart(8, "0")}`;
 
 /** A session value of about 1 KiB as JSON. */
