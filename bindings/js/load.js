@@ -5,12 +5,13 @@
 import { TtlKvError } from "./errors.js";
 import { invalid, plainOptions, checkKnown } from "./options.js";
 import { describe } from "./guard.js";
-import initWasm, { useErrorClass } from "./pkg/ttlkv_web.js";
+import initWasm, { initSync, useErrorClass } from "./pkg/ttlkv_web.js";
 
 /**
  * Where the engine comes from: a function giving `{ module }` (a compiled `WebAssembly.Module`),
  * `{ bytes }` (its bytes) or `{ url }` (where to fetch it), maybe as a Promise. `init()` sets
- * `given`; an entry sets `fallback`.
+ * `given`; an entry sets `fallback`. An entry may add `sync: true`: instantiate a module compiled
+ * here synchronously (see `load`).
  */
 let given;
 let fallback;
@@ -70,14 +71,19 @@ export function load() {
     loading = (async () => {
       const source = given ?? fallback;
       if (!source) throw new Error("this entry cannot find the engine: call init({ module | bytes | url }) first");
-      const { module, bytes, url } = await source();
+      const { module, bytes, url, sync } = await source();
       // A module (or bytes) handed over is checked before the glue takes it: the glue keeps the
       // first instance it makes, so one of another module would stay broken for every retry.
       const compiled = module ?? (bytes && (await WebAssembly.compile(bytes)));
       if (compiled && !WebAssembly.Module.exports(compiled).some((e) => e.name === "openDb")) {
         throw new Error("the WebAssembly module given is not the ttlkv engine (it exports no openDb)");
       }
-      await initWasm({ module_or_path: compiled ?? url });
+      // The glue's async init looks at the `Request` and `Response` globals, and in Node the
+      // first look loads its fetch implementation: about 12 ms of the first open there. The Node
+      // entry asks for a synchronous instantiation of the module compiled here, which skips that;
+      // browsers may refuse one for a module this size on their main thread.
+      if (sync && compiled instanceof WebAssembly.Module) initSync({ module: compiled });
+      else await initWasm({ module_or_path: compiled ?? url });
       // The engine makes its errors with the package's class, so `instanceof` holds for them.
       useErrorClass(TtlKvError);
       loaded = true;

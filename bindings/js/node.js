@@ -3,6 +3,8 @@
 import { readFile } from "node:fs/promises";
 import { useEngineSource } from "./core.js";
 
-useEngineSource(async () => ({ bytes: await readFile(new URL("./pkg/ttlkv_web_bg.wasm", import.meta.url)) }));
+// `sync`: instantiated synchronously once compiled (see load.js: the async path would load Node's
+// fetch implementation first).
+useEngineSource(async () => ({ bytes: await readFile(new URL("./pkg/ttlkv_web_bg.wasm", import.meta.url)), sync: true }));
 
 export { open, destroy, init, TtlKvError, CODES } from "./core.js";
