@@ -8,8 +8,9 @@ import { TTLCache } from "@isaacs/ttlcache";
 import { key, sessionValue } from "./workloads.mjs";
 
 // The package keeps its WebAssembly instance to itself (the glue's `wasm.memory` is not exported
-// from the bundle), so the instance is caught on its way out of WebAssembly.instantiate, which the
-// package's own load calls; the package is loaded as it ships and nothing else changes. The
+// from the bundle), so the instance is caught as the package's own load makes it: on its way out
+// of WebAssembly.instantiate, or out of the WebAssembly.Instance constructor (the Node entry
+// instantiates synchronously); the package is loaded as it ships and nothing else changes. The
 // package is imported only after this, so its load goes through it.
 const instances = [];
 const instantiate = WebAssembly.instantiate;
@@ -18,6 +19,13 @@ WebAssembly.instantiate = async function (...args) {
   instances.push(result instanceof WebAssembly.Instance ? result : result.instance);
   return result;
 };
+WebAssembly.Instance = new Proxy(WebAssembly.Instance, {
+  construct(target, args, newTarget) {
+    const instance = Reflect.construct(target, args, newTarget);
+    instances.push(instance);
+    return instance;
+  },
+});
 const { open } = await import("../bindings/js/dist/node.js");
 /** The byte length of ttlkv's linear memory (its one instance's exported `memory`). */
 const wasmBytes = () => {
