@@ -71,6 +71,19 @@ fn keys_of(events: &[ExpiredEntry]) -> Vec<Vec<u8>> {
     keys
 }
 
+/// Every expire event of `reports`, in order.
+fn events_of(reports: &[PurgeReport]) -> Vec<ExpiredEntry> {
+    reports.iter().flat_map(|r| r.expired.clone()).collect()
+}
+
+/// Neither a purge nor a maintenance step reports an event: each was delivered once already.
+async fn nothing_more_is_reported(db: &Db) {
+    let later = db.purge_expired(1_000).await.unwrap();
+    assert!(later.expired.is_empty(), "{later:?}");
+    let step = db.maintenance_step().await.unwrap();
+    assert!(step.purge.expired.is_empty(), "{:?}", step.purge);
+}
+
 fn all_keys() -> Vec<Vec<u8>> {
     (0..KEYS).map(key).collect()
 }
@@ -100,15 +113,7 @@ fn a_put_into_a_store_full_of_expired_keys_succeeds_after_a_reclaim() {
     assert!(reports[0].expired.iter().all(|e| e.value == [b'v'; 200]));
     // Delivered once: no purge reports them again.
     run(async {
-        let later = db.purge_expired(1_000).await.unwrap();
-        assert!(later.expired.is_empty(), "{later:?}");
-        assert!(db
-            .maintenance_step()
-            .await
-            .unwrap()
-            .purge
-            .expired
-            .is_empty());
+        nothing_more_is_reported(&db).await;
     });
 }
 
@@ -120,14 +125,7 @@ fn without_a_listener_the_events_come_with_the_next_purge_report() {
         let report = db.purge_expired(1_000).await.unwrap();
         assert_eq!(keys_of(&report.expired), all_keys());
         assert_eq!(report.removed, KEYS);
-        assert!(db.purge_expired(1_000).await.unwrap().expired.is_empty());
-        assert!(db
-            .maintenance_step()
-            .await
-            .unwrap()
-            .purge
-            .expired
-            .is_empty());
+        nothing_more_is_reported(&db).await;
     });
 }
 
@@ -170,7 +168,7 @@ fn puts_batches_recorded_calls_and_namespace_puts_reclaim_and_try_again() {
         let reports = listen(&db);
         run(call(&db));
         let reports = reports.borrow();
-        let events: Vec<_> = reports.iter().flat_map(|r| r.expired.clone()).collect();
+        let events = events_of(&reports);
         assert_eq!(keys_of(&events), all_keys(), "{name}");
     }
 }
@@ -215,11 +213,7 @@ fn flush_and_the_other_write_calls_reclaim_when_the_store_has_no_room_left() {
         disk(&store).set_quota(Some(full));
         let reports = listen(&db);
         run(call(&db));
-        let events: Vec<_> = reports
-            .borrow()
-            .iter()
-            .flat_map(|r| r.expired.clone())
-            .collect();
+        let events = events_of(&reports.borrow());
         assert_eq!(keys_of(&events), all_keys(), "{name}");
         assert!(disk(&store).stored_bytes() < full, "{name}");
     }
@@ -256,11 +250,7 @@ fn expired_ssts_are_dropped_whole_when_no_compaction_output_would_fit() {
         }
         reports
     });
-    let events: Vec<_> = reports
-        .borrow()
-        .iter()
-        .flat_map(|r| r.expired.clone())
-        .collect();
+    let events = events_of(&reports.borrow());
     assert_eq!(keys_of(&events), all_keys());
 }
 
@@ -293,11 +283,7 @@ fn a_put_that_still_does_not_fit_fails_with_quota_exceeded_and_writes_nothing() 
         assert_eq!(db.get(b"a").await.unwrap(), None);
         assert_eq!(db.get(b"live").await.unwrap().as_deref(), Some(&b"v"[..]));
         // The first call's reclaim purged the expired key, once.
-        let events: Vec<_> = reports
-            .borrow()
-            .iter()
-            .flat_map(|r| r.expired.clone())
-            .collect();
+        let events = events_of(&reports.borrow());
         assert_eq!(keys_of(&events), [b"expiring".to_vec()]);
 
         // Nor after a reopen on the same disk.
@@ -374,11 +360,7 @@ fn a_compaction_that_fails_during_the_reclaim_leaves_the_caller_its_quota_error(
         "the compactions were the commits that failed"
     );
     // The purge before it stands, and its events were delivered.
-    let events: Vec<_> = reports
-        .borrow()
-        .iter()
-        .flat_map(|r| r.expired.clone())
-        .collect();
+    let events = events_of(&reports.borrow());
     assert_eq!(keys_of(&events), all_keys());
 
     // The next call's reclaim compacts, and the put fits; no event fires twice.
@@ -386,11 +368,7 @@ fn a_compaction_that_fails_during_the_reclaim_leaves_the_caller_its_quota_error(
         db.put(b"big", &[7u8; BIG]).await.unwrap();
         assert!(db.has(b"big").await.unwrap());
     });
-    let events: Vec<_> = reports
-        .borrow()
-        .iter()
-        .flat_map(|r| r.expired.clone())
-        .collect();
+    let events = events_of(&reports.borrow());
     assert_eq!(events.len(), KEYS);
 }
 
@@ -561,11 +539,7 @@ fn a_clear_that_finds_the_store_full_keeps_the_events_of_its_purges() {
     let reports = listen(&db);
     run(async {
         let report = db.clear().await.unwrap();
-        let listened: Vec<_> = reports
-            .borrow()
-            .iter()
-            .flat_map(|r| r.expired.clone())
-            .collect();
+        let listened = events_of(&reports.borrow());
         let mut all = report.expired.clone();
         all.extend(listened);
         assert_eq!(

@@ -4,10 +4,11 @@
 //! rolls it back; a failed manifest commit changes nothing), and what a call did before its
 //! failing commit (a clear's purges) stands and is not done twice. The `Db` calls that write
 //! (the write calls, `Db::write_ops` in `db/writes.rs`, then `clear` and `flush`) hand such an
-//! error to [`Inner::reclaim_if_full`], which reclaims, and run the call once more, with the same
-//! ops (the write path only borrows them). A second `QuotaExceeded` is the caller's; so is any
-//! other error, of either attempt. (They do so in line, each in a loop that awaits the call in
-//! one place: a generic wrapper around their futures costs kilobytes of the wasm module.)
+//! error to [`Inner::try_again_after`], which reclaims ([`Inner::reclaim_if_full`]), and run the
+//! call once more, with the same ops (the write path only borrows them). What the second attempt
+//! fails with is the caller's ([`Inner::failed_again`]: a storage failure then still counts as the
+//! store being full). Each caller does so in a loop that awaits its call in one place: a generic
+//! wrapper around their futures would cost kilobytes of the wasm module.
 //!
 //! A reclaim purges every due key (in slices of [`RECLAIM_PURGE_SLICE`]), so that compaction may
 //! drop their rows, then flushes, runs the compactions the planner finds due (whole drops of
@@ -40,6 +41,24 @@ const RECLAIM_PURGE_SLICE: usize = 1_000;
 const RECLAIM_MAX_SLICES: usize = 1_000;
 
 impl Inner {
+    /// After a call failed with `error`, for a caller that tries it at most twice and keeps `full`
+    /// between the tries (`None` at first): the first time, if the store was full, reclaim and
+    /// return `Ok` to try once more; the second time, the error to report ([`Inner::failed_again`]).
+    /// Not generic over the call, so every caller shares this one piece of the module.
+    pub(crate) async fn try_again_after(
+        &self,
+        full: &mut Option<Error>,
+        error: Error,
+    ) -> Result<()> {
+        match full.take() {
+            None => {
+                *full = Some(self.reclaim_if_full(error).await?);
+                Ok(())
+            }
+            Some(first) => Err(Inner::failed_again(first, error)),
+        }
+    }
+
     /// After a call failed with `error`: if the store was full, reclaim (or wait for the reclaim
     /// in progress) and hand `error` back, for the caller to try the call once more and to give
     /// to [`Inner::failed_again`] if that fails too; any other error comes back as `Err`.
@@ -62,7 +81,7 @@ impl Inner {
     /// IndexedDB: an `InvalidStateError`), and nothing of the call was written either time. So
     /// it is `full`, with `again` in its message and `full`'s source (the platform's quota
     /// error). Any other error (fenced, closed, full again) is `again`.
-    pub(crate) fn failed_again(full: Error, again: Error) -> Error {
+    fn failed_again(full: Error, again: Error) -> Error {
         if again.kind() != ErrorKind::Storage {
             return again;
         }

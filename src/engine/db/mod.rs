@@ -261,10 +261,7 @@ impl Db {
             self.inner.state.borrow().check_writable()?;
             match self.inner.flush().await {
                 Err(e) => {
-                    full = Some(match full.take() {
-                        None => self.inner.reclaim_if_full(e).await?,
-                        Some(first) => return Err(Inner::failed_again(first, e)),
-                    })
+                    self.inner.try_again_after(&mut full, e).await?;
                 }
                 done => return done,
             }

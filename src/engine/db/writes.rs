@@ -12,7 +12,6 @@ use crate::engine::batch::{BatchOp, WriteBatch};
 use crate::engine::keys::validate_value;
 use crate::engine::namespace::{expiry_after, validate_ttl};
 use crate::engine::options::{ExpireCondition, GetExOptions, PurgeReport, PutOptions, Ttl};
-use crate::engine::state::Inner;
 use crate::engine::write::ops::{validate_expire_condition, ExpireTarget, Outcome, WriteOp};
 use crate::error::Result;
 
@@ -159,10 +158,7 @@ impl Db {
         // A full store: reclaim and try once more. The purges done so far stand, and their
         // events stay in `report`.
         while let Err(e) = self.clear_into(&mut report).await {
-            full = Some(match full.take() {
-                None => self.inner.reclaim_if_full(e).await?,
-                Some(first) => return Err(Inner::failed_again(first, e)),
-            });
+            self.inner.try_again_after(&mut full, e).await?;
         }
         report.more_due = false;
         Ok(self.with_unreported(report))
@@ -212,10 +208,7 @@ impl Db {
             let policy = self.policy()?;
             match self.inner.write_ops(ops, policy, record).await {
                 Err(e) => {
-                    full = Some(match full.take() {
-                        None => self.inner.reclaim_if_full(e).await?,
-                        Some(first) => return Err(Inner::failed_again(first, e)),
-                    })
+                    self.inner.try_again_after(&mut full, e).await?;
                 }
                 done => return done,
             }
