@@ -42,12 +42,7 @@ fn full_of_expired_keys() -> (Db, FaultyStore<MemoryStore>, FakeClock) {
         let db = Db::open(store.clone(), clock.clone(), DbOptions::default())
             .await
             .unwrap();
-        for i in 0..KEYS {
-            db.put_with_options(&key(i), &[b'v'; 200], PutOptions::expire_after(TTL_MS))
-                .await
-                .unwrap();
-        }
-        db.flush().await.unwrap();
+        put_expiring_keys(&db).await;
         db
     });
     disk.set_quota(Some(disk.stored_bytes() + SLACK));
@@ -69,6 +64,16 @@ fn keys_of(events: &[ExpiredEntry]) -> Vec<Vec<u8>> {
     let mut keys: Vec<_> = events.iter().map(|e| e.key.clone()).collect();
     keys.sort();
     keys
+}
+
+/// [`KEYS`] keys of 200 bytes with a TTL of [`TTL_MS`], flushed into an SST.
+async fn put_expiring_keys(db: &Db) {
+    for i in 0..KEYS {
+        db.put_with_options(&key(i), &[b'v'; 200], PutOptions::expire_after(TTL_MS))
+            .await
+            .unwrap();
+    }
+    db.flush().await.unwrap();
 }
 
 /// Every expire event of `reports`, in order.
@@ -234,12 +239,7 @@ fn expired_ssts_are_dropped_whole_when_no_compaction_output_would_fit() {
                 .unwrap();
         }
         db.flush().await.unwrap();
-        for i in 0..KEYS {
-            db.put_with_options(&key(i), &[b'v'; 200], PutOptions::expire_after(TTL_MS))
-                .await
-                .unwrap();
-        }
-        db.flush().await.unwrap();
+        put_expiring_keys(&db).await;
         // No room for a rewrite of the live SST next to the old one.
         disk.set_quota(Some(disk.stored_bytes() + SLACK));
         clock.advance(TTL_MS as i64 + 1);
@@ -443,12 +443,7 @@ fn writers_on_a_full_store(writers: usize) -> (u32, Vec<PurgeReport>) {
             .await
             .unwrap();
         db.put(b"live", &[b'l'; 200]).await.unwrap();
-        for i in 0..KEYS {
-            db.put_with_options(&key(i), &[b'v'; 200], PutOptions::expire_after(TTL_MS))
-                .await
-                .unwrap();
-        }
-        db.flush().await.unwrap();
+        put_expiring_keys(&db).await;
         db
     });
     // Room for a compaction's output (the live key), not for any of the writes.
