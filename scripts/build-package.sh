@@ -28,6 +28,15 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]; th
   cargo install wasm-bindgen-cli --version "$want" --locked
 fi
 
+# Panic locations in dependencies name their source files by absolute path, under this machine's
+# cargo home: shipped as is, they would publish that path, and cost bytes. Remapped to the
+# registry-relative path (the crate and version still show where a panic came from).
+cargo fetch --quiet
+registry=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/ 2>/dev/null | head -n 1)
+if [ -n "$registry" ]; then
+  export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="--remap-path-prefix=${registry%/}=crates"
+fi
+
 while read -r target out_dir profile; do
   profile=${TTLKV_PROFILE:-$profile}
   dir=$profile; [ "$profile" = dev ] && dir=debug

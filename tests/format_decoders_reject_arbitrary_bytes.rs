@@ -47,7 +47,7 @@ fn check_data_page(bytes: &[u8], probe: &[u8]) -> Result<(), TestCaseError> {
 /// Read `bytes` as a trusted data page (header only): every accessor answers `Ok` or `Err`,
 /// never a panic, and where full verification accepts the page both give the same rows.
 fn check_trusted_data_page(bytes: &[u8], probe: &[u8]) -> Result<(), TestCaseError> {
-    if let Ok(page) = DataPage::decode_trusted(bytes.to_vec()) {
+    if let Ok(page) = DataPage::decode_trusted(bytes.to_vec().into()) {
         for i in 0..=page.len() {
             let _ = page.row(i);
             let _ = page.key(i);

@@ -304,6 +304,41 @@ fn counters_track_pages_bytes_reads_and_commits() {
 }
 
 #[test]
+fn shared_pages_are_the_committed_bytes_handed_out_without_a_copy() {
+    let store = MemoryStore::new();
+    let page = PageId::sst_data(1, 0);
+    block_on(store.commit(commit(0, 1, vec![(page, vec![7; 100])]))).unwrap();
+
+    let first = store
+        .shared_page(page)
+        .expect("a memory store shares its pages");
+    let second = store.shared_page(page).unwrap();
+    assert_eq!(&first[..], &[7; 100][..]);
+    assert!(std::rc::Rc::ptr_eq(&first, &second), "no copy per read");
+    assert_eq!(
+        block_on(store.get_page(page)).unwrap().as_deref(),
+        Some(&first[..])
+    );
+    assert_eq!(store.page_reads(), 3, "shared reads count like get_page");
+    assert_eq!(store.shared_page(PageId::sst_data(1, 1)), None);
+
+    // Replacing or deleting the page leaves a reader's bytes as they were.
+    block_on(store.commit(pages_only(1, vec![(page, vec![8; 10])], vec![]))).unwrap();
+    assert_eq!(&first[..], &[7; 100][..]);
+    assert_eq!(&store.shared_page(page).unwrap()[..], &[8; 10][..]);
+
+    store.set_copies_only(true);
+    assert_eq!(store.shared_page(page), None, "copies only");
+    store.set_copies_only(false);
+    store.set_latency(1);
+    assert_eq!(
+        store.shared_page(page),
+        None,
+        "a slow store serves reads with its latency"
+    );
+}
+
+#[test]
 fn clones_share_one_disk_that_outlives_a_dropped_handle() {
     let disk = MemoryStore::new();
     let handle = disk.clone();

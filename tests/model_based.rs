@@ -370,8 +370,9 @@ struct Setup {
     ns1: NamespaceOptions,
     hook: bool,
     purge_slice_keys: usize,
-    /// Data pages read back are verified (the default) or trusted (the npm memory storage).
-    verify_data_pages: bool,
+    /// The store shares its pages (read in place, no cache: the npm memory storage) or hands out
+    /// copies only (read through the page cache and its checks, as from IndexedDB).
+    shares_pages: bool,
 }
 
 fn setup() -> impl Strategy<Value = Setup> {
@@ -385,24 +386,18 @@ fn setup() -> impl Strategy<Value = Setup> {
         any::<bool>(),
     )
         .prop_map(
-            |(
-                default_ttl,
-                relaxed,
-                ns_default,
-                ns_max,
-                hook,
-                purge_slice_keys,
-                verify_data_pages,
-            )| Setup {
-                default_ttl,
-                relaxed,
-                ns1: NamespaceOptions {
-                    default_ttl_ms: ns_default,
-                    max_ttl_ms: ns_max,
-                },
-                hook,
-                purge_slice_keys,
-                verify_data_pages,
+            |(default_ttl, relaxed, ns_default, ns_max, hook, purge_slice_keys, shares_pages)| {
+                Setup {
+                    default_ttl,
+                    relaxed,
+                    ns1: NamespaceOptions {
+                        default_ttl_ms: ns_default,
+                        max_ttl_ms: ns_max,
+                    },
+                    hook,
+                    purge_slice_keys,
+                    shares_pages,
+                }
             },
         )
 }
@@ -464,10 +459,10 @@ impl Harness {
                 Durability::Durable
             },
             purge_slice_keys: setup.purge_slice_keys,
-            verify_data_pages: setup.verify_data_pages,
             ..small()
         };
         let store = MemoryStore::new();
+        store.set_copies_only(!setup.shares_pages);
         let clock = FakeClock::new(T0);
         let engine_clock = GlitchClock {
             base: clock.clone(),

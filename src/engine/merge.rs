@@ -77,7 +77,7 @@ pub(crate) struct RunCursor {
     page_index: usize,
     /// Forwards: the current row. Backwards: one past the current row.
     row: usize,
-    page: Option<Rc<DataPage>>,
+    page: Option<DataPage>,
     done: bool,
     fill: CacheFill,
 }
@@ -122,11 +122,11 @@ impl RunCursor {
             .ok_or_else(|| Error::corruption("run cursor past its SSTs"))?;
         let index = u32::try_from(self.page_index)
             .map_err(|_| Error::corruption("too many pages").context(PageId::sst_meta(sst.id())))?;
-        self.page = Some(
-            inner
-                .load_page(PageId::sst_data(sst.id(), index), self.fill)
-                .await?,
-        );
+        let id = PageId::sst_data(sst.id(), index);
+        self.page = Some(match inner.shared_page(id) {
+            Some(page) => page?,
+            None => inner.load_page(id, self.fill).await?,
+        });
         Ok(())
     }
 

@@ -51,14 +51,12 @@ pub struct DbOptions {
     pub level1_target_bytes: u64,
     /// Growth factor between the target sizes of consecutive levels.
     pub level_size_multiplier: u64,
-    /// Bytes of decoded data pages kept in the page cache.
+    /// Bytes of decoded data pages kept in the page cache. Pages a store shares in place
+    /// ([`PageStore::shared_page`](crate::store::PageStore::shared_page), as [`MemoryStore`]
+    /// does) never enter it.
+    ///
+    /// [`MemoryStore`]: crate::store::MemoryStore
     pub page_cache_bytes: usize,
-    /// Whether a data page read from the store is verified (checksum, every row, the sort order)
-    /// before use. Turn it off only for a store whose pages never leave this process's memory,
-    /// such as the npm package's memory storage: nothing but this engine can have written them.
-    /// Unverified pages are still bounds-checked on every access, so damage gives an error,
-    /// never a panic.
-    pub verify_data_pages: bool,
     /// Long work (building a flush's SST, a compaction's merge) gives the host a turn
     /// ([`PageStore::yield_now`](crate::store::PageStore::yield_now)) after producing about this
     /// many bytes, so no single task of a browser tab runs for long. Must be > 0.
@@ -105,7 +103,6 @@ impl Default for DbOptions {
             level1_target_bytes: 16 * 1024 * 1024,
             level_size_multiplier: 10,
             page_cache_bytes: 8 * 1024 * 1024,
-            verify_data_pages: true,
             work_slice_bytes: 256 * 1024,
             purge_slice_keys: 1_000,
             expiry_compaction_share: 0.5,

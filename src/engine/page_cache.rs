@@ -7,7 +7,6 @@
 //! costs one map lookup, and the cache needs one map, not two.
 
 use alloc::collections::BTreeMap;
-use alloc::rc::Rc;
 use alloc::vec::Vec;
 
 use crate::format::DataPage;
@@ -26,7 +25,7 @@ pub(crate) enum CacheFill {
 
 /// One cached page.
 struct Slot {
-    page: Rc<DataPage>,
+    page: DataPage,
     /// Read since the hand last passed it.
     referenced: bool,
     /// Which insertion of this id the slot is; a hand entry with another one is stale.
@@ -68,7 +67,7 @@ impl PageCache {
     }
 
     /// The page, marking it recently used.
-    pub(crate) fn get(&mut self, id: PageId) -> Option<Rc<DataPage>> {
+    pub(crate) fn get(&mut self, id: PageId) -> Option<DataPage> {
         match self.pages.get_mut(&id) {
             Some(slot) => {
                 slot.referenced = true;
@@ -84,12 +83,12 @@ impl PageCache {
 
     /// The page, if cached, without marking it read or counting a hit or a miss: for reads
     /// that keep nothing of what they read.
-    pub(crate) fn peek(&self, id: PageId) -> Option<Rc<DataPage>> {
+    pub(crate) fn peek(&self, id: PageId) -> Option<DataPage> {
         self.pages.get(&id).map(|slot| slot.page.clone())
     }
 
     /// Add a page, evicting pages beyond the capacity.
-    pub(crate) fn insert(&mut self, id: PageId, page: Rc<DataPage>) {
+    pub(crate) fn insert(&mut self, id: PageId, page: DataPage) {
         self.remove(id);
         self.insertions += 1;
         self.bytes += page.byte_len();
@@ -176,9 +175,9 @@ mod tests {
     use crate::format::{DataPageBuilder, RowFeatures};
     use alloc::vec::Vec;
 
-    fn page() -> Rc<DataPage> {
+    fn page() -> DataPage {
         let builder = DataPageBuilder::new(RowFeatures::COMPACT_BASE);
-        Rc::new(DataPage::decode(builder.finish()).unwrap())
+        DataPage::decode(builder.finish()).unwrap()
     }
 
     fn id(n: u32) -> PageId {

@@ -7,8 +7,6 @@
 //! [`lookup_in_version`](Inner::lookup_in_version) and the private `lookup_in_sst`; of the state,
 //! it fills and reads `State::cache` (the page cache).
 
-use alloc::rc::Rc;
-
 use super::memtable::MemVersion;
 use super::page_cache::CacheFill;
 use super::state::Inner;
@@ -18,10 +16,19 @@ use crate::format::{key_hash, DataPage};
 use crate::store::PageId;
 
 impl Inner {
-    /// A data page, from the cache or the store (verified unless
-    /// [`DbOptions::verify_data_pages`](super::DbOptions::verify_data_pages) is off), cached when
-    /// `fill` says so.
-    pub(crate) async fn load_page(&self, id: PageId, fill: CacheFill) -> Result<Rc<DataPage>> {
+    /// A data page where it lies, if the store shares its pages
+    /// ([`PageStore::shared_page`](crate::store::PageStore::shared_page)): they are in this
+    /// process's own memory, as this engine wrote them, so they are neither checked nor cached.
+    /// `None`: ask [`load_page`](Self::load_page).
+    pub(crate) fn shared_page(&self, id: PageId) -> Option<Result<DataPage>> {
+        let bytes = self.store.shared_page(id)?;
+        Some(DataPage::decode_trusted(bytes).map_err(|e| e.context(id)))
+    }
+
+    /// A data page from the cache, or from the store, verified as it arrives (checksum, every
+    /// row, the sort order) and cached when `fill` says so. Callers try
+    /// [`shared_page`](Self::shared_page) first.
+    pub(crate) async fn load_page(&self, id: PageId, fill: CacheFill) -> Result<DataPage> {
         let cached = {
             let mut st = self.state.borrow_mut();
             match fill {
@@ -37,12 +44,7 @@ impl Inner {
             .get_page(id)
             .await?
             .ok_or_else(|| Error::corruption("missing").context(id))?;
-        let page = if self.options.verify_data_pages {
-            DataPage::decode(bytes)
-        } else {
-            DataPage::decode_trusted(bytes)
-        };
-        let page = Rc::new(page.map_err(|e| e.context(id))?);
+        let page = DataPage::decode(bytes).map_err(|e| e.context(id))?;
         if fill == CacheFill::Keep {
             self.state.borrow_mut().cache.insert(id, page.clone());
         }
@@ -120,9 +122,11 @@ impl Inner {
             let page_index = u32::try_from(index).map_err(|_| {
                 Error::corruption("too many pages").context(PageId::sst_meta(sst.id()))
             })?;
-            let page = self
-                .load_page(PageId::sst_data(sst.id(), page_index), CacheFill::Keep)
-                .await?;
+            let id = PageId::sst_data(sst.id(), page_index);
+            let page = match self.shared_page(id) {
+                Some(page) => page?,
+                None => self.load_page(id, CacheFill::Keep).await?,
+            };
             let mut row_index = page.lower_bound(key)?;
             while row_index < page.len() {
                 let row = page.row(row_index)?;

@@ -12,6 +12,7 @@
 //! The offsets let a reader binary-search the page without decoding it. Which SST a page belongs
 //! to, and where it is stored, is the engine's business.
 
+use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
@@ -116,8 +117,8 @@ impl DataPageBuilder {
     }
 }
 
-/// A decoded, verified data page. It owns its bytes and a few indices, so it is cheap to keep in
-/// a cache behind an `Rc`.
+/// A decoded, verified data page: its bytes, shared (a clone copies no row), and a few indices.
+/// Cheap to clone, so a cache and a reader, or a store and a reader, hold the same bytes.
 ///
 /// [`decode`](Self::decode) checks everything once (checksum, header, offsets, every row, the sort
 /// order); the accessors then cannot fail on a page it accepted, but still return `Result` rather
@@ -125,7 +126,7 @@ impl DataPageBuilder {
 /// never left this process; the accessors' bounds checks still turn any damage into an error.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DataPage {
-    bytes: Vec<u8>,
+    bytes: Rc<Vec<u8>>,
     features: RowFeatures,
     count: usize,
     /// Where the rows area ends and the offsets begin (an index into `bytes`).
@@ -201,7 +202,7 @@ impl DataPage {
     pub fn decode(bytes: Vec<u8>) -> Result<DataPage> {
         let layout = verify(&bytes).map_err(|e| e.context("data page"))?;
         Ok(DataPage {
-            bytes,
+            bytes: Rc::new(bytes),
             features: layout.features,
             count: layout.count,
             rows_end: layout.rows_end,
@@ -212,7 +213,7 @@ impl DataPage {
     /// or order check. For pages this process wrote and kept in its own memory, which nothing
     /// else can change. Accessors stay bounds-checked, so a damaged page still gives `Corruption`
     /// (or wrong rows), never a panic.
-    pub fn decode_trusted(bytes: Vec<u8>) -> Result<DataPage> {
+    pub fn decode_trusted(bytes: Rc<Vec<u8>>) -> Result<DataPage> {
         let layout = unchecked_body(&bytes)
             .and_then(read_layout)
             .map_err(|e| e.context("data page"))?;
@@ -520,13 +521,13 @@ mod tests {
     fn a_trusted_page_reads_the_same_rows_without_checking_the_checksum() {
         let rows = sample();
         let bytes = build(&rows);
-        let trusted = DataPage::decode_trusted(bytes.clone()).unwrap();
+        let trusted = DataPage::decode_trusted(bytes.clone().into()).unwrap();
         assert_eq!(trusted, DataPage::decode(bytes.clone()).unwrap());
         let mut flipped = bytes.clone();
         let last = flipped.len() - 1;
         flipped[last] ^= 1;
         assert_eq!(corruption(flipped.clone()), "data page: checksum mismatch");
-        let trusted = DataPage::decode_trusted(flipped).unwrap();
+        let trusted = DataPage::decode_trusted(flipped.into()).unwrap();
         assert_eq!(trusted.row(1).unwrap().to_row(), rows[1]);
         assert_eq!(trusted.lower_bound(b"cherry").unwrap(), 4);
     }
@@ -535,15 +536,15 @@ mod tests {
     fn a_trusted_page_still_checks_its_header_and_bounds() {
         let good = build(&sample());
         let bad_magic = resealed(&good, |b| b[0] = b'X');
-        let err = DataPage::decode_trusted(bad_magic).unwrap_err();
+        let err = DataPage::decode_trusted(bad_magic.into()).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Corruption);
         let too_many = resealed(&good, |b| b[8..12].copy_from_slice(&u32::MAX.to_le_bytes()));
-        assert!(DataPage::decode_trusted(too_many).is_err());
+        assert!(DataPage::decode_trusted(too_many.into()).is_err());
         // An offset pointing past the rows: the row read fails, nothing panics.
         let offsets_at = good.len() - CHECKSUM_LEN - 4 * 6;
         let mut wild = good.clone();
         wild[offsets_at + 8..offsets_at + 12].copy_from_slice(&u32::MAX.to_le_bytes());
-        let page = DataPage::decode_trusted(wild).unwrap();
+        let page = DataPage::decode_trusted(wild.into()).unwrap();
         assert_eq!(page.row(2).unwrap_err().kind(), ErrorKind::Corruption);
         assert!(page.row(1).is_err());
     }

@@ -11,12 +11,17 @@ use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::RefCell;
 use core::fmt;
+#[cfg(feature = "test-util")]
 use core::future::Future;
 use core::ops::RangeInclusive;
+#[cfg(feature = "test-util")]
 use core::pin::Pin;
+#[cfg(feature = "test-util")]
 use core::task::{Context, Poll};
 
-use super::{Commit, ManifestRecord, PageId, PageKind, PageStore, StoreFuture, YieldFuture};
+use super::{
+    Commit, ManifestRecord, PageBytes, PageId, PageKind, PageStore, StoreFuture, YieldFuture,
+};
 use crate::error::{Error, ErrorKind, Result};
 
 /// A [`PageStore`] that keeps everything in memory.
@@ -61,14 +66,23 @@ pub struct MemoryStore {
 /// Everything clones of one [`MemoryStore`] share.
 #[derive(Default)]
 struct Disk {
-    pages: BTreeMap<PageId, Vec<u8>>,
+    /// Shared, so that [`PageStore::shared_page`] hands a page out without copying it.
+    pages: BTreeMap<PageId, PageBytes>,
     manifest: Option<ManifestRecord>,
     /// Sum of page lengths plus manifest bytes, kept in step with every commit.
     stored_bytes: usize,
     quota: Option<usize>,
+    #[cfg(feature = "test-util")]
     latency: u32,
+    /// [`MemoryStore::set_copies_only`]: `shared_page` serves nothing.
+    #[cfg(feature = "test-util")]
+    copies_only: bool,
+    /// The counters tests read; with the `test-util` feature only.
+    #[cfg(feature = "test-util")]
     page_reads: u64,
+    #[cfg(feature = "test-util")]
     commits: u64,
+    #[cfg(feature = "test-util")]
     yields: u64,
 }
 
@@ -92,6 +106,8 @@ impl MemoryStore {
     }
 
     /// This store, with every operation pending for `polls` polls before it does its work.
+    /// With the `test-util` feature.
+    #[cfg(feature = "test-util")]
     pub fn with_latency(self, polls: u32) -> Self {
         self.set_latency(polls);
         self
@@ -101,8 +117,20 @@ impl MemoryStore {
     /// `Poll::Pending` `polls` times, waking its own waker each time, before it does its work.
     /// A commit takes effect, atomically, at the poll that completes it; a commit future dropped
     /// before then writes nothing. With 0 (the default) every operation completes on its first poll.
+    /// With the `test-util` feature: without it, the store has no latency and no code for one.
+    #[cfg(feature = "test-util")]
     pub fn set_latency(&self, polls: u32) {
         self.with_disk(|disk| disk.latency = polls);
+    }
+
+    /// With `true`, this store (and every clone) shares no page
+    /// ([`shared_page`](PageStore::shared_page) answers `None`), so the engine reads every page
+    /// with [`get_page`](PageStore::get_page), through its page cache and its checks, as it reads
+    /// a store outside this process: how tests run those paths on memory. `false` (the default)
+    /// shares them again. With the `test-util` feature.
+    #[cfg(feature = "test-util")]
+    pub fn set_copies_only(&self, copies_only: bool) {
+        self.with_disk(|disk| disk.copies_only = copies_only);
     }
 
     /// Bytes stored: the sum of page lengths plus the manifest's bytes.
@@ -121,23 +149,27 @@ impl MemoryStore {
     }
 
     /// Number of `get_page` calls that found a page, since creation or [`reset_counters`](Self::reset_counters).
+    #[cfg(feature = "test-util")]
     pub fn page_reads(&self) -> u64 {
         self.with_disk(|disk| disk.page_reads)
     }
 
     /// Number of successful commits, since creation or [`reset_counters`](Self::reset_counters).
+    #[cfg(feature = "test-util")]
     pub fn commits(&self) -> u64 {
         self.with_disk(|disk| disk.commits)
     }
 
     /// Number of [`yield_now`](PageStore::yield_now) calls (turns given to the host during long
     /// work), since creation or [`reset_counters`](Self::reset_counters).
+    #[cfg(feature = "test-util")]
     pub fn yields(&self) -> u64 {
         self.with_disk(|disk| disk.yields)
     }
 
     /// Sets [`page_reads`](Self::page_reads), [`commits`](Self::commits) and
     /// [`yields`](Self::yields) back to 0; the data, quota and latency stay.
+    #[cfg(feature = "test-util")]
     pub fn reset_counters(&self) {
         self.with_disk(|disk| {
             disk.page_reads = 0;
@@ -158,8 +190,10 @@ impl MemoryStore {
         &'a self,
         work: impl FnOnce(&mut Disk) -> Result<T> + 'a,
     ) -> StoreFuture<'a, T> {
+        #[cfg(feature = "test-util")]
         let polls = self.with_disk(|disk| disk.latency);
         Box::pin(async move {
+            #[cfg(feature = "test-util")]
             Latency { remaining: polls }.await;
             self.with_disk(work)
         })
@@ -196,18 +230,18 @@ impl Disk {
             ..
         } = commit;
         // Apply, noting what each step replaced; undo it all if the result is over the quota.
-        let mut undo: Vec<(PageId, Option<Vec<u8>>)> =
+        let mut undo: Vec<(PageId, Option<PageBytes>)> =
             Vec::with_capacity(deletes.len() + puts.len());
         let mut after = self.stored_bytes;
         for id in deletes {
             let old = self.pages.remove(&id);
-            after = after.saturating_sub(old.as_ref().map_or(0, Vec::len));
+            after = after.saturating_sub(old.as_ref().map_or(0, |p| p.len()));
             undo.push((id, old));
         }
         for (id, bytes) in puts {
             after = after.saturating_add(bytes.len());
-            let old = self.pages.insert(id, bytes);
-            after = after.saturating_sub(old.as_ref().map_or(0, Vec::len));
+            let old = self.pages.insert(id, PageBytes::new(bytes));
+            after = after.saturating_sub(old.as_ref().map_or(0, |p| p.len()));
             undo.push((id, old));
         }
         if let Some(manifest) = &manifest {
@@ -237,7 +271,10 @@ impl Disk {
             self.manifest = manifest;
         }
         self.stored_bytes = after;
-        self.commits = self.commits.saturating_add(1);
+        #[cfg(feature = "test-util")]
+        {
+            self.commits = self.commits.saturating_add(1);
+        }
         Ok(())
     }
 }
@@ -256,10 +293,12 @@ fn ids_of(kind: PageKind) -> RangeInclusive<PageId> {
 }
 
 /// Returns `Poll::Pending` `remaining` times, waking its own waker each time, then completes.
+#[cfg(feature = "test-util")]
 struct Latency {
     remaining: u32,
 }
 
+#[cfg(feature = "test-util")]
 impl Future for Latency {
     type Output = ();
 
@@ -280,11 +319,31 @@ impl PageStore for MemoryStore {
 
     fn get_page(&self, id: PageId) -> StoreFuture<'_, Option<Vec<u8>>> {
         self.operation(move |disk| {
-            let page = disk.pages.get(&id).cloned();
+            let page = disk.pages.get(&id).map(|p| p.as_ref().clone());
+            #[cfg(feature = "test-util")]
             if page.is_some() {
                 disk.page_reads = disk.page_reads.saturating_add(1);
             }
             Ok(page)
+        })
+    }
+
+    /// Every page, unless a latency is set (a store that stands in for a slow one serves every
+    /// read through [`get_page`](PageStore::get_page), with its latency) or
+    /// [`set_copies_only`](Self::set_copies_only) says not to. Counted in
+    /// [`page_reads`](Self::page_reads) like a `get_page` that finds its page.
+    fn shared_page(&self, id: PageId) -> Option<PageBytes> {
+        self.with_disk(|disk| {
+            #[cfg(feature = "test-util")]
+            if disk.latency > 0 || disk.copies_only {
+                return None;
+            }
+            let page = disk.pages.get(&id).cloned();
+            #[cfg(feature = "test-util")]
+            if page.is_some() {
+                disk.page_reads = disk.page_reads.saturating_add(1);
+            }
+            page
         })
     }
 
@@ -299,26 +358,31 @@ impl PageStore for MemoryStore {
     /// With a latency set, a yield takes as many polls as any operation, so that other work
     /// interleaves with a long flush or compaction as it would on IndexedDB.
     fn yield_now(&self) -> YieldFuture<'_> {
-        let polls = self.with_disk(|disk| {
-            disk.yields = disk.yields.saturating_add(1);
-            disk.latency
-        });
-        Box::pin(Latency { remaining: polls })
+        #[cfg(feature = "test-util")]
+        {
+            let polls = self.with_disk(|disk| {
+                disk.yields = disk.yields.saturating_add(1);
+                disk.latency
+            });
+            Box::pin(Latency { remaining: polls })
+        }
+        #[cfg(not(feature = "test-util"))]
+        Box::pin(core::future::ready(()))
     }
 }
 
 impl fmt::Debug for MemoryStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut out = f.debug_struct("MemoryStore");
-        match self.disk.try_borrow() {
-            Ok(disk) => out
-                .field("manifest_version", &disk.manifest_version())
-                .field("pages", &disk.pages.len())
-                .field("stored_bytes", &disk.stored_bytes)
-                .field("quota", &disk.quota)
-                .field("latency", &disk.latency),
-            Err(_) => out.field("disk", &"<in use>"),
-        }
-        .finish()
+        let Ok(disk) = self.disk.try_borrow() else {
+            return out.field("disk", &"<in use>").finish();
+        };
+        out.field("manifest_version", &disk.manifest_version())
+            .field("pages", &disk.pages.len())
+            .field("stored_bytes", &disk.stored_bytes)
+            .field("quota", &disk.quota);
+        #[cfg(feature = "test-util")]
+        out.field("latency", &disk.latency);
+        out.finish()
     }
 }

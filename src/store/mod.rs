@@ -84,9 +84,10 @@ impl PageId {
         let (Some(&first), Some(&last)) = (ids.iter().min(), ids.iter().max()) else {
             return;
         };
-        let mut by_id: BTreeMap<PageId, Vec<u8>> = BTreeMap::new();
+        let nothing = PageBytes::default();
+        let mut by_id: BTreeMap<PageId, PageBytes> = BTreeMap::new();
         for id in ids.iter() {
-            by_id.insert(*id, Vec::new());
+            by_id.insert(*id, nothing.clone());
         }
         *ids = by_id.range(first..=last).map(|(id, _)| *id).collect();
     }
@@ -161,6 +162,11 @@ impl Commit {
     }
 }
 
+/// A page's bytes, shared rather than copied: what [`PageStore::shared_page`] hands out and what a
+/// decoded data page reads its rows from. The `Vec` a commit brings is kept as it is (no copy
+/// into a new allocation), at the cost of one more pointer to follow.
+pub type PageBytes = alloc::rc::Rc<Vec<u8>>;
+
 /// The future every [`PageStore`] method returns: boxed so the trait stays object safe, and not
 /// `Send`, because in WebAssembly everything runs on one thread.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + 'a>>;
@@ -199,6 +205,16 @@ pub trait PageStore {
             Ok(pages)
         })
     }
+    /// Page `id` where it lies, shared rather than copied, for a store that holds its pages in
+    /// this process's memory exactly as this process committed them, so nothing outside the
+    /// process can have changed them. The engine reads such a page in place: no copy, no
+    /// checksum or row check (it is checked when it crosses a storage boundary, and this one
+    /// never did), and no page cache (that would hold the same bytes twice). `None` (the default)
+    /// means "read it with [`get_page`](Self::get_page)", which a store must also serve.
+    fn shared_page(&self, id: PageId) -> Option<PageBytes> {
+        let _ = id;
+        None
+    }
     /// Give the host a turn. Long engine work (building a flush's SST, a compaction's merge)
     /// calls this after each [`DbOptions::work_slice_bytes`](crate::DbOptions::work_slice_bytes)
     /// of output, so a host that runs the engine on its only thread (a browser tab) can handle
@@ -224,6 +240,9 @@ impl<S: PageStore + ?Sized> PageStore for alloc::rc::Rc<S> {
     }
     fn get_pages(&self, ids: Vec<PageId>) -> StoreFuture<'_, Vec<Option<Vec<u8>>>> {
         (**self).get_pages(ids)
+    }
+    fn shared_page(&self, id: PageId) -> Option<PageBytes> {
+        (**self).shared_page(id)
     }
     fn yield_now(&self) -> YieldFuture<'_> {
         (**self).yield_now()

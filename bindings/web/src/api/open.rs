@@ -49,31 +49,22 @@ impl Storage {
 
     /// The page cache. A page read from IndexedDB or an adapter costs a round trip to storage,
     /// so 32 MiB of decoded pages are kept: a working set of about 200,000 sessions of 100 bytes
-    /// is served from memory once warm. Memory storage already holds its pages in memory, so its
-    /// cache only spares a copy of the page, and stays at the engine's default (8 MiB).
+    /// is served from memory once warm. Memory storage has none: its pages are read where they
+    /// lie (`PageStore::shared_page`), and a cache would hold the same bytes twice.
     fn page_cache_bytes(&self) -> usize {
         match self {
-            Storage::Memory => DbOptions::default().page_cache_bytes,
+            Storage::Memory => 0,
             _ => 32 * 1024 * 1024,
         }
     }
 
     /// The data page size. A page read from IndexedDB or an adapter costs a round trip, so those
-    /// keep the engine's default (16 KiB). A page of memory storage costs only its copy into the
-    /// page cache on a miss: 4 KiB pages copy a quarter as much, and the same cache bytes hold
-    /// four times as many pages, so more of a hot set scattered over the key space stays cached
-    /// (a Zipf-distributed get over 100,000 sessions: 4.5 µs with 16 KiB pages, 4.0 µs).
+    /// keep the engine's default (16 KiB). PAGE_SIZE_NOTE
     fn page_size(&self) -> usize {
         match self {
             Storage::Memory => 4 * 1024,
             _ => DbOptions::default().page_size,
         }
-    }
-
-    /// Whether a data page read back is checked (checksum, then row by row). Memory storage keeps
-    /// its pages in this instance's own memory: only this engine ever wrote them.
-    fn verify_data_pages(&self) -> bool {
-        !matches!(self, Storage::Memory)
     }
 }
 
@@ -105,7 +96,6 @@ pub fn open_db(name: String, storage: JsValue, options: JsValue) -> JsValue {
             value_header_bytes: VALUE_HEADER_BYTES,
             page_cache_bytes: storage.page_cache_bytes(),
             page_size: storage.page_size(),
-            verify_data_pages: storage.verify_data_pages(),
             reset_clock,
             ..DbOptions::default()
         };
