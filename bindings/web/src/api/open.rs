@@ -57,15 +57,6 @@ impl Storage {
             _ => 32 * 1024 * 1024,
         }
     }
-
-    /// The data page size. A page read from IndexedDB or an adapter costs a round trip, so those
-    /// keep the engine's default (16 KiB). PAGE_SIZE_NOTE
-    fn page_size(&self) -> usize {
-        match self {
-            Storage::Memory => 4 * 1024,
-            _ => DbOptions::default().page_size,
-        }
-    }
 }
 
 /// Open (or create) database `name` on `storage` ("indexeddb", "memory" or an adapter object) with
@@ -95,7 +86,6 @@ pub fn open_db(name: String, storage: JsValue, options: JsValue) -> JsValue {
             durability,
             value_header_bytes: VALUE_HEADER_BYTES,
             page_cache_bytes: storage.page_cache_bytes(),
-            page_size: storage.page_size(),
             reset_clock,
             ..DbOptions::default()
         };
