@@ -34,7 +34,7 @@ fi
 cargo fetch --quiet
 registry=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/ 2>/dev/null | head -n 1)
 if [ -n "$registry" ]; then
-  export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="--remap-path-prefix=${registry%/}=crates"
+  export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="--remap-path-prefix=${registry%/}=c"
 fi
 
 while read -r target out_dir profile; do

@@ -15,7 +15,7 @@ use super::page_cache::CacheFill;
 use super::state::Inner;
 use super::version::SstHandle;
 use crate::error::{Error, Result};
-use crate::format::{DataPage, RowRef};
+use crate::format::DataPage;
 use crate::small_sort::insertion_sort_by;
 use crate::store::PageId;
 
@@ -233,20 +233,15 @@ impl RunCursor {
         }
     }
 
-    /// The row the cursor is on, if any.
-    pub(crate) fn current(&self) -> Result<Option<RowRef<'_>>> {
-        if self.done {
-            return Ok(None);
-        }
-        let Some(page) = &self.page else {
-            return Ok(None);
-        };
+    /// The page and index of the current row, unless the cursor is done.
+    fn at(&self) -> Option<(&DataPage, usize)> {
+        let page = self.page.as_ref().filter(|_| !self.done)?;
         let index = if self.reverse {
             self.row.wrapping_sub(1)
         } else {
             self.row
         };
-        page.row(index).map(Some)
+        Some((page, index))
     }
 
     /// Step to the next row in the cursor's direction.
@@ -336,10 +331,12 @@ impl MergeCursor {
                 }
             }
         }
+        // The keys that decide are read without the rest of their rows.
         for r in &self.runs {
-            if let Some(row) = r.current()? {
-                if better(row.key, &best) {
-                    best = Some(row.key.to_vec());
+            if let Some((page, index)) = r.at() {
+                let current = page.key(index)?;
+                if better(current, &best) {
+                    best = Some(current.to_vec());
                 }
             }
         }
@@ -355,12 +352,12 @@ impl MergeCursor {
             }
         }
         for r in &mut self.runs {
-            loop {
-                let v = match r.current()? {
-                    Some(row) if row.key == key.as_slice() => MemVersion::of_row(&row),
-                    _ => break,
-                };
-                versions.push(v);
+            // A row is decoded whole only once its key matches.
+            while let Some((page, index)) = r.at() {
+                if page.key(index)? != key.as_slice() {
+                    break;
+                }
+                versions.push(MemVersion::of_row(&page.row(index)?));
                 r.advance(inner).await?;
             }
         }
