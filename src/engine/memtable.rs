@@ -119,23 +119,18 @@ impl Memtable {
         }
         self.bytes += version.charge(key.len());
         self.versions += 1;
-        match self.map.get_mut(key) {
-            Some(versions) => {
-                versions.push(version);
-                if versions.len() > 1 {
-                    Self::prune(
-                        versions,
-                        key.len(),
-                        keep_points,
-                        durable_seq,
-                        &mut self.bytes,
-                        &mut self.versions,
-                    );
-                }
-            }
-            None => {
-                self.map.insert(key.to_vec(), alloc::vec![version]);
-            }
+        // One search: the key is copied either way, since a new key needs its copy.
+        let versions = self.map.entry(key.to_vec()).or_default();
+        versions.push(version);
+        if versions.len() > 1 {
+            Self::prune(
+                versions,
+                key.len(),
+                keep_points,
+                durable_seq,
+                &mut self.bytes,
+                &mut self.versions,
+            );
         }
     }
 
