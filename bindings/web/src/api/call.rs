@@ -21,11 +21,11 @@ pub(super) fn invalid(message: &str) -> JsValue {
 }
 
 /// The answer of an async call: its value at once if `future` is ready on its first poll, else a
-/// Promise of it.
-pub(super) fn promise<F, T>(future: F) -> JsValue
+/// Promise of it. The future gives the JS value itself: a wrapper future converting its answer
+/// would be one more state machine per method in the module.
+pub(super) fn promise<F>(future: F) -> JsValue
 where
-    F: core::future::Future<Output = JsResult<T>> + 'static,
-    T: Into<JsValue>,
+    F: core::future::Future<Output = JsResult<JsValue>> + 'static,
 {
-    settle(Box::pin(async move { future.await.map(Into::into) }))
+    settle(Box::pin(future))
 }

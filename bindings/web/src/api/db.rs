@@ -186,7 +186,7 @@ impl WasmDb {
         promise(async move {
             let options = namespace_options(has_options, default_ttl_ms, max_ttl_ms)?;
             let db = db.namespace(&name, options).await.map_err(fail)?;
-            Ok(WasmDb::new(db, None))
+            Ok(WasmDb::new(db, None).into())
         })
     }
 

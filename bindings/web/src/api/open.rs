@@ -92,7 +92,7 @@ pub fn open_db(name: String, storage: JsValue, options: JsValue) -> JsValue {
         match storage {
             Storage::Memory => {
                 let db = Db::open(memory_store(name), clock, options).await;
-                Ok(WasmDb::new(db.map_err(fail)?, None))
+                Ok(WasmDb::new(db.map_err(fail)?, None).into())
             }
             Storage::IndexedDb => {
                 let store = Rc::new(IndexedDbStore::open(&name).await.map_err(fail)?);
@@ -100,12 +100,12 @@ pub fn open_db(name: String, storage: JsValue, options: JsValue) -> JsValue {
                     store.close();
                     fail(e)
                 })?;
-                Ok(WasmDb::new(db, Some(store)))
+                Ok(WasmDb::new(db, Some(store)).into())
             }
             Storage::Adapter(target) => {
                 let store = JsAdapterStore::new(target).map_err(fail)?;
                 let db = Db::open(store, clock, options).await;
-                Ok(WasmDb::new(db.map_err(fail)?, None))
+                Ok(WasmDb::new(db.map_err(fail)?, None).into())
             }
         }
     })

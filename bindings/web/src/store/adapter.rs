@@ -151,7 +151,7 @@ impl PageStore for JsAdapterStore {
             let array = v
                 .dyn_into::<Array>()
                 .map_err(|_| Error::storage("listPages: result is not an array"))?;
-            page_ids_of_kind(array.iter().map(|k| k.as_string()), kind)
+            page_ids_of_kind(&mut array.iter().map(|k| k.as_string()), kind)
                 .ok_or_else(|| Error::storage("listPages: a key is not a page key of that kind"))
         })
     }

@@ -49,13 +49,13 @@ fn hex(digits: &[u8]) -> Option<u64> {
 }
 
 /// The page ids of `keys` (as a store listed them for `kind`), ascending; `None` if any key is
-/// not a string key of a page of that kind.
+/// not a string key of a page of that kind. Not generic over the iterator: both stores share
+/// one copy of it in the module.
 pub fn page_ids_of_kind(
-    keys: impl IntoIterator<Item = Option<String>>,
+    keys: &mut dyn Iterator<Item = Option<String>>,
     kind: PageKind,
 ) -> Option<Vec<PageId>> {
     let mut ids = keys
-        .into_iter()
         .map(|key| parse_page_key(&key?).filter(|id| id.kind == kind))
         .collect::<Option<Vec<_>>>()?;
     PageId::sort(&mut ids);

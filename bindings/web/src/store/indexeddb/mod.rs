@@ -321,7 +321,7 @@ impl PageStore for IndexedDbStore {
                 .map_err(|e| idb_error("listPages", e))?
                 .await
                 .map_err(|e| idb_error("listPages", e))?;
-            page_ids_of_kind(keys.into_iter().map(|k| k.as_string()), kind)
+            page_ids_of_kind(&mut keys.into_iter().map(|k| k.as_string()), kind)
                 .ok_or_else(|| Error::corruption("IndexedDB: a page key of no known form"))
         })
     }
