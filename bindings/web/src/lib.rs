@@ -8,6 +8,8 @@
 
 pub mod api;
 pub mod clock;
+#[cfg(any(test, target_arch = "wasm32"))]
+mod compare;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod error;
