@@ -1,7 +1,9 @@
 //! Page checksums: CRC-32 (IEEE polynomial, CRC-32/ISO-HDLC) appended as 4 bytes little-endian
 //! at the very end of every page and of the manifest. Natively `crc32fast` computes it (with
-//! carry-less multiplication where the CPU has it); in wasm, `crc` with a single 1 KiB table, as
-//! crc32fast's sixteen tables would be 17 KB of the gzipped module (tables do not compress).
+//! carry-less multiplication where the CPU has it); in wasm, `crc` slicing by sixteen, its 16 KiB
+//! of tables built on first use: crc32fast's tables are compiled in, 17 KB of the gzipped module
+//! (tables do not compress), while these cost 0.8 KB of code. Sixteen bytes a step instead of one:
+//! memory ingest of 100k puts 221k -> 249k ops/s.
 //!
 //! [`seal`] appends the checksum of everything before it; [`unseal`] checks it and hands back the
 //! body. Decoders unseal first, so any damage to a page is reported as a checksum mismatch before
@@ -23,18 +25,18 @@ pub fn crc32(bytes: &[u8]) -> u32 {
 /// The CRC-32 (IEEE) of `bytes`.
 #[cfg(target_arch = "wasm32")]
 pub fn crc32(bytes: &[u8]) -> u32 {
-    // Built at run time, once: a table built at compile time is 1 KiB of data in the module
-    // that gzip cannot shrink.
-    static CRC32: spin::Once<crc::Crc<u32, crc::Table<1>>> = spin::Once::new();
+    // Built at run time, once: tables built at compile time would be 16 KiB of data in the
+    // module that gzip cannot shrink.
+    static CRC32: spin::Once<crc::Crc<u32, crc::Table<16>>> = spin::Once::new();
     CRC32
-        .call_once(|| crc::Crc::<u32, crc::Table<1>>::new(&crc::CRC_32_ISO_HDLC))
+        .call_once(|| crc::Crc::<u32, crc::Table<16>>::new(&crc::CRC_32_ISO_HDLC))
         .checksum(bytes)
 }
 
-/// The same CRC-32 from `crc`'s one-table implementation (what wasm builds use).
+/// The same CRC-32 from `crc`'s sixteen-table implementation (what wasm builds use).
 #[cfg(test)]
-const ONE_TABLE_CRC32: crc::Crc<u32, crc::Table<1>> =
-    crc::Crc::<u32, crc::Table<1>>::new(&crc::CRC_32_ISO_HDLC);
+const WASM_CRC32: crc::Crc<u32, crc::Table<16>> =
+    crc::Crc::<u32, crc::Table<16>>::new(&crc::CRC_32_ISO_HDLC);
 
 /// Append the CRC-32 of `buf` to it (4 bytes LE).
 pub fn seal(buf: &mut Vec<u8>) {
@@ -82,18 +84,14 @@ mod tests {
     }
 
     #[test]
-    fn the_wasm_builds_one_table_crc32_agrees_with_the_native_one() {
+    fn the_wasm_builds_crc32_agrees_with_the_native_one() {
         // Every length up to a few blocks, and a page-sized buffer, of varied bytes.
         let bytes: Vec<u8> = (0..20_000u32)
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
             .collect();
         for len in (0..200).chain([4_095, 16_384, 20_000]) {
             let slice = &bytes[..len];
-            assert_eq!(
-                ONE_TABLE_CRC32.checksum(slice),
-                crc32(slice),
-                "length {len}"
-            );
+            assert_eq!(WASM_CRC32.checksum(slice), crc32(slice), "length {len}");
         }
     }
 
