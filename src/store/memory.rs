@@ -328,10 +328,10 @@ impl PageStore for MemoryStore {
         })
     }
 
-    /// Every page, unless a latency is set (a store that stands in for a slow one serves every
-    /// read through [`get_page`](PageStore::get_page), with its latency) or
-    /// [`set_copies_only`](Self::set_copies_only) says not to. Counted in
-    /// [`page_reads`](Self::page_reads) like a `get_page` that finds its page.
+    /// Every page. With the `test-util` feature, not while a latency is set (a store that stands
+    /// in for a slow one serves every read through [`get_page`](PageStore::get_page), with its
+    /// latency) nor after `set_copies_only(true)`, and counted in `page_reads` like a `get_page`
+    /// that finds its page.
     fn shared_page(&self, id: PageId) -> Option<PageBytes> {
         self.with_disk(|disk| {
             #[cfg(feature = "test-util")]
