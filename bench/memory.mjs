@@ -6,33 +6,10 @@
 import { LRUCache } from "lru-cache";
 import { TTLCache } from "@isaacs/ttlcache";
 import { key, sessionValue } from "./workloads.mjs";
+import { engineMemoryBytes as wasmBytes } from "./engine-memory.mjs";
 
-// The package keeps its WebAssembly instance to itself (the glue's `wasm.memory` is not exported
-// from the bundle), so the instance is caught as the package's own load makes it: on its way out
-// of WebAssembly.instantiate, or out of the WebAssembly.Instance constructor (the Node entry
-// instantiates synchronously); the package is loaded as it ships and nothing else changes. The
-// package is imported only after this, so its load goes through it.
-const instances = [];
-const instantiate = WebAssembly.instantiate;
-WebAssembly.instantiate = async function (...args) {
-  const result = await instantiate.apply(this, args);
-  instances.push(result instanceof WebAssembly.Instance ? result : result.instance);
-  return result;
-};
-WebAssembly.Instance = new Proxy(WebAssembly.Instance, {
-  construct(target, args, newTarget) {
-    const instance = Reflect.construct(target, args, newTarget);
-    instances.push(instance);
-    return instance;
-  },
-});
+// Imported only now, after engine-memory.mjs set up its catch, so the package's load goes through it.
 const { open } = await import("../bindings/js/dist/node.js");
-/** The byte length of ttlkv's linear memory (its one instance's exported `memory`). */
-const wasmBytes = () => {
-  const memories = instances.map((i) => i.exports.memory).filter((m) => m instanceof WebAssembly.Memory);
-  if (memories.length !== 1) throw new Error(`expected the engine's one WebAssembly memory, found ${memories.length}`);
-  return memories[0].buffer.byteLength;
-};
 
 const [peer, nText] = process.argv.slice(2);
 const n = Number(nText);

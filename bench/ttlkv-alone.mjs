@@ -8,16 +8,8 @@
 // 1 KiB in batches of 1,000, a flush, a full compaction), in a process that did nothing before
 // (the memory never shrinks).
 import { key, value100, sessionValue, zipfIndexes, uniformIndexes, median } from "./workloads.mjs";
+import { engineMemoryBytes } from "./engine-memory.mjs";
 
-// The engine's instance, caught as the Node entry makes it (as bench/memory.mjs does).
-const instances = [];
-WebAssembly.Instance = new Proxy(WebAssembly.Instance, {
-  construct(target, args, newTarget) {
-    const instance = Reflect.construct(target, args, newTarget);
-    instances.push(instance);
-    return instance;
-  },
-});
 const { open } = await import("../bindings/js/dist/node.js");
 
 const thousands = (x) => Math.round(x).toLocaleString("en");
@@ -72,7 +64,7 @@ async function ingestAndMix() {
 
 async function memoryPhases() {
   const d = await db({ maintenance: "manual" });
-  const mib = () => `${(instances[0].exports.memory.buffer.byteLength / 2 ** 20).toFixed(1)} MiB`;
+  const mib = () => `${(engineMemoryBytes() / 2 ** 20).toFixed(1)} MiB`;
   for (let i = 0; i < 100_000; i += 1000) {
     const ops = [];
     for (let j = i; j < i + 1000; j++) ops.push({ type: "put", key: key(j), value: sessionValue(j), ttlMs: 1_800_000 });
