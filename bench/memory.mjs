@@ -9,7 +9,7 @@ import { key, sessionValue } from "./workloads.mjs";
 import { engineMemoryBytes as wasmBytes } from "./engine-memory.mjs";
 
 // Imported only now, after engine-memory.mjs set up its catch, so the package's load goes through it.
-const { open } = await import("../bindings/js/dist/node.js");
+const { open } = await import("../bindings/js/dist/server/node.js");
 
 const [peer, nText] = process.argv.slice(2);
 const n = Number(nText);

@@ -4,7 +4,7 @@ import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { LRUCache } from "lru-cache";
 import { TTLCache } from "@isaacs/ttlcache";
-import { open, destroy } from "../bindings/js/dist/node.js";
+import { open, destroy } from "../bindings/js/dist/server/node.js";
 import { key, sessionValue, value100, zipfIndexes, uniformIndexes, shuffle, rng, median, sampleList } from "./workloads.mjs";
 
 const SESSION_TTL = 30 * 60_000;

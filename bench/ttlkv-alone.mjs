@@ -10,7 +10,7 @@
 import { key, value100, sessionValue, zipfIndexes, uniformIndexes, median } from "./workloads.mjs";
 import { engineMemoryBytes } from "./engine-memory.mjs";
 
-const { open } = await import("../bindings/js/dist/node.js");
+const { open } = await import("../bindings/js/dist/server/node.js");
 
 const thousands = (x) => Math.round(x).toLocaleString("en");
 const summary = (xs) => `${thousands(median(xs))} ops/s [${thousands(Math.min(...xs))}–${thousands(Math.max(...xs))}]`;

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Bundle the package's JavaScript (no Rust build: the engine in bindings/js/pkg must be built,
-# see build-package.sh) into bindings/js/dist, what package.json "exports" names:
-#   core.js          everything the entries share (bindings/js/core.js and what it imports,
-#                    the wasm-bindgen glue included), minified
-#   index.js …       one small entry per runtime (index.js for browsers and bundlers, node.js,
-#                    deno.js, workerd.js, edge-light.js): each tells the core how to find the
-#                    engine and re-exports it
+# Bundle the package's JavaScript (no Rust build: the engines in bindings/js/pkg and
+# bindings/js/pkg-server must be built, see build-package.sh) into bindings/js/dist, what
+# package.json "exports" names:
+#   index.js, core.js        the browser entry (browsers, web workers, bundlers) and everything it
+#                            uses (bindings/js/core.js and what it imports, the wasm-bindgen glue
+#                            included), minified
+#   pkg/ttlkv_web_bg.wasm    the browser's engine, compiled for size
+#   server/                  the server entries (node.js, deno.js, workerd.js, edge-light.js), each
+#                            telling the core how its runtime finds the engine, over a core of
+#                            their own and server/pkg/ttlkv_web_bg.wasm, the engine compiled for
+#                            speed (its glue is not the browser build's: bundled from a staged copy
+#                            of the sources with pkg-server in place of pkg)
 #   keyv.js, adapters/*.js   the Keyv store and the page-store adapters, each its own entry
-#   pkg/ttlkv_web_bg.wasm    the engine
 # Then prints what a browser loads (index.js + core.js + the wasm), raw and gzipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +19,9 @@ cd "$(dirname "$0")/.."
 
 src=bindings/js
 out=bindings/js/dist
+for built in pkg pkg-server; do
+  [ -f "$src/$built/ttlkv_web_bg.wasm" ] || { echo "bundle-js.sh: $src/$built holds no engine: run scripts/build-package.sh" >&2; exit 1; }
+done
 rm -rf "$out"
 mkdir -p "$out/pkg" "$out/adapters"
 cp "$src/pkg/ttlkv_web_bg.wasm" "$out/pkg/"
@@ -22,13 +29,25 @@ esbuild() {
   node_modules/.bin/esbuild "$@" --bundle --minify --format=esm --platform=neutral \
     --legal-comments=none --log-level=warning
 }
+# An entry keeps its imports of the core, the engine and the runtime's modules as written.
+entry() {
+  esbuild "$1" --external:./core.js --external:./pkg/* --external:node:* --external:cloudflare:* --outfile="$2"
+}
 esbuild "$src/core.js" --outfile="$out/core.js"
-# The entries keep their imports of the core, the engine and Node's modules as written.
-for entry in index node workerd edge-light; do
-  esbuild "$src/$entry.js" --external:./core.js --external:./pkg/* --external:node:* --external:cloudflare:* --outfile="$out/$entry.js"
+entry "$src/index.js" "$out/index.js"
+
+stage=target/js-server
+rm -rf "$stage"
+mkdir -p "$stage" "$out/server/pkg"
+cp "$src"/*.js "$stage/"
+cp -r "$src/pkg-server" "$stage/pkg"
+cp "$src/pkg-server/ttlkv_web_bg.wasm" "$out/server/pkg/"
+esbuild "$stage/core.js" --outfile="$out/server/core.js"
+for name in node workerd edge-light; do
+  entry "$src/$name.js" "$out/server/$name.js"
 done
 # esbuild does not parse a source-phase import (`import source`): deno.js ships as written.
-cp "$src/deno.js" "$out/deno.js"
+cp "$src/deno.js" "$out/server/deno.js"
 if [ -f "$src/keyv.js" ]; then
   esbuild "$src/keyv.js" --external:ttlkv --outfile="$out/keyv.js"
 fi

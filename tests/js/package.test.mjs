@@ -790,13 +790,13 @@ test("init({ bytes }) before the first open() is how the engine is loaded; a bad
   const dir = mkdtempSync(path.join(tmpdir(), "ttlkv-init-"));
   try {
     for (const file of ["node.js", "core.js"]) {
-      writeFileSync(path.join(dir, file), readFileSync(new URL(`../../bindings/js/dist/${file}`, import.meta.url)));
+      writeFileSync(path.join(dir, file), readFileSync(new URL(`../../bindings/js/dist/server/${file}`, import.meta.url)));
     }
     const pkg = await import(path.join(dir, "node.js"));
     const bad = await pkg.init({ bytes: new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]) }).then(() => undefined, (e) => e);
     assert.equal(bad?.code, "UNSUPPORTED");
     assert.ok(bad.cause, "the cause is kept");
-    const bytes = readFileSync(new URL("../../bindings/js/dist/pkg/ttlkv_web_bg.wasm", import.meta.url));
+    const bytes = readFileSync(new URL("../../bindings/js/dist/server/pkg/ttlkv_web_bg.wasm", import.meta.url));
     await pkg.init({ bytes });
     const db = await pkg.open("init-bytes", { storage: "memory" });
     await db.put("k", "v");
@@ -812,7 +812,7 @@ test("an engine that cannot be loaded is UNSUPPORTED with its cause, and the nex
   const dir = mkdtempSync(path.join(tmpdir(), "ttlkv-load-"));
   try {
     for (const file of ["node.js", "core.js"]) {
-      writeFileSync(path.join(dir, file), readFileSync(new URL(`../../bindings/js/dist/${file}`, import.meta.url)));
+      writeFileSync(path.join(dir, file), readFileSync(new URL(`../../bindings/js/dist/server/${file}`, import.meta.url)));
     }
     const pkg = await import(path.join(dir, "node.js"));
     const failed = await pkg.open("load-retry", { storage: "memory" }).then(
@@ -824,7 +824,7 @@ test("an engine that cannot be loaded is UNSUPPORTED with its cause, and the nex
     assert.equal(failed.cause?.code, "ENOENT", "the cause is kept");
     // The engine file is there now: the failed load was not kept.
     mkdirSync(path.join(dir, "pkg"));
-    writeFileSync(path.join(dir, "pkg", "ttlkv_web_bg.wasm"), readFileSync(new URL("../../bindings/js/dist/pkg/ttlkv_web_bg.wasm", import.meta.url)));
+    writeFileSync(path.join(dir, "pkg", "ttlkv_web_bg.wasm"), readFileSync(new URL("../../bindings/js/dist/server/pkg/ttlkv_web_bg.wasm", import.meta.url)));
     const db = await pkg.open("load-retry", { storage: "memory" });
     await db.put("k", "v");
     assert.equal(await db.get("k"), "v");

@@ -13,7 +13,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { root, scratchProject } from "./support/packed.mjs";
 
-for (const file of ["bindings/js/dist/node.js", "bindings/js/dist/keyv.js", "bindings/js/dist/adapters/node-fs.js"]) {
+for (const file of ["bindings/js/dist/server/node.js", "bindings/js/dist/keyv.js", "bindings/js/dist/adapters/node-fs.js"]) {
   if (!existsSync(path.join(root, file))) throw new Error(`${file} is missing: run \`bash scripts/bundle-js.sh\` first`);
 }
 

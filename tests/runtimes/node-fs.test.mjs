@@ -22,7 +22,7 @@ import { root, scratchProject } from "./support/packed.mjs";
 import { applyOp, clockOf, opAt, valueOf } from "./node-fs/ops.mjs";
 
 const needed = {
-  "bindings/js/dist/node.js": "bash scripts/bundle-js.sh",
+  "bindings/js/dist/server/node.js": "bash scripts/bundle-js.sh",
   "bindings/js/dist/adapters/node-fs.js": "bash scripts/bundle-js.sh",
   "target/conformance-pkg/ttlkv_web.js": "bash scripts/build-conformance.sh",
 };

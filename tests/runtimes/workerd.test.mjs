@@ -11,7 +11,7 @@ import { filesOf, root, scratchProject } from "./support/packed.mjs";
 import { startWorkerd, wranglerOptions } from "./support/workerd.mjs";
 
 const needed = {
-  "bindings/js/dist/workerd.js": "bash scripts/bundle-js.sh",
+  "bindings/js/dist/server/workerd.js": "bash scripts/bundle-js.sh",
   "bindings/js/dist/adapters/durable-object.js": "bash scripts/bundle-js.sh",
   "target/conformance-pkg/ttlkv_web.js": "bash scripts/build-conformance.sh",
 };
