@@ -1,6 +1,7 @@
 //! Every SST carries a key filter: a point read of a key an SST does not hold reads none of its
 //! pages (bar the filter's rare false positives), also after a reopen, when the filters come
-//! back from the metadata pages. The page cache is off, so every page read reaches the store.
+//! back from the metadata pages. The page cache is off and the store hands out copies only (no
+//! shared pages, which a read keeps with its SST), so every page read reaches the store.
 
 mod common;
 
@@ -22,6 +23,7 @@ fn options() -> DbOptions {
 /// Four L0 SSTs whose key ranges all overlap: SST `s` holds `key-{i}` for `i % 4 == s`.
 fn four_overlapping_ssts() -> (Db, MemoryStore, FakeClock) {
     let store = MemoryStore::new();
+    store.set_copies_only(true);
     let clock = FakeClock::new(T0);
     let db = run(Db::open(store.clone(), clock.clone(), options())).unwrap();
     run(async {

@@ -122,10 +122,12 @@ impl RunCursor {
             .ok_or_else(|| Error::corruption("run cursor past its SSTs"))?;
         let index = u32::try_from(self.page_index)
             .map_err(|_| Error::corruption("too many pages").context(PageId::sst_meta(sst.id())))?;
-        let id = PageId::sst_data(sst.id(), index);
-        self.page = Some(match inner.shared_page(id) {
+        self.page = Some(match inner.shared_page(sst, index) {
             Some(page) => page?,
-            None => inner.load_page(id, self.fill).await?,
+            None => {
+                let id = PageId::sst_data(sst.id(), index);
+                inner.load_page(id, self.fill).await?
+            }
         });
         Ok(())
     }

@@ -20,9 +20,18 @@ impl Inner {
     /// ([`PageStore::shared_page`](crate::store::PageStore::shared_page)): they are in this
     /// process's own memory, as this engine wrote them, so they are neither checked nor cached.
     /// `None`: ask [`load_page`](Self::load_page).
-    pub(crate) fn shared_page(&self, id: PageId) -> Option<Result<DataPage>> {
+    /// Decoded once per SST handle: see [`SstHandle::shared_page`].
+    pub(crate) fn shared_page(&self, sst: &SstHandle, index: u32) -> Option<Result<DataPage>> {
+        if let Some(page) = sst.shared_page(index) {
+            return Some(Ok(page));
+        }
+        let id = PageId::sst_data(sst.id(), index);
         let bytes = self.store.shared_page(id)?;
-        Some(DataPage::decode_trusted(bytes).map_err(|e| e.context(id)))
+        let page = DataPage::decode_trusted(bytes).map_err(|e| e.context(id));
+        if let Ok(page) = &page {
+            sst.keep_shared_page(index, page.clone());
+        }
+        Some(page)
     }
 
     /// A data page from the cache, or from the store, verified as it arrives (checksum, every
@@ -122,10 +131,12 @@ impl Inner {
             let page_index = u32::try_from(index).map_err(|_| {
                 Error::corruption("too many pages").context(PageId::sst_meta(sst.id()))
             })?;
-            let id = PageId::sst_data(sst.id(), page_index);
-            let page = match self.shared_page(id) {
+            let page = match self.shared_page(sst, page_index) {
                 Some(page) => page?,
-                None => self.load_page(id, CacheFill::Keep).await?,
+                None => {
+                    let id = PageId::sst_data(sst.id(), page_index);
+                    self.load_page(id, CacheFill::Keep).await?
+                }
             };
             let mut row_index = page.lower_bound(key)?;
             while row_index < page.len() {

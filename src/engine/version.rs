@@ -4,16 +4,22 @@
 
 use alloc::rc::Rc;
 use alloc::vec::Vec;
+use core::cell::RefCell;
 
-use crate::format::SstMeta;
+use crate::format::{DataPage, SstMeta};
 use crate::store::PageId;
 
-/// An SST that is (or was) part of the tree: its metadata, loaded once, and its size (summed
-/// once: the planner asks for it on every wake-up computation).
+/// An SST that is (or was) part of the tree: its metadata, loaded once, its size (summed once:
+/// the planner asks for it on every wake-up computation), and the data pages a store that shares
+/// its pages has handed out for it.
 #[derive(Debug)]
 pub(crate) struct SstHandle {
     pub meta: SstMeta,
     bytes: u64,
+    /// Shared pages by index, each decoded once: a later read of one finds it here instead of
+    /// searching the store's map and reading the page's header again. They hold the store's own
+    /// bytes (no copy), which live as long as this handle anyway (see the module docs).
+    shared: RefCell<Vec<Option<DataPage>>>,
 }
 
 /// Every page of SST `meta`: its metadata page, then its data pages in order (what deleting
@@ -28,7 +34,32 @@ pub(crate) fn sst_pages(meta: &SstMeta) -> impl Iterator<Item = PageId> {
 impl SstHandle {
     pub(crate) fn new(meta: SstMeta) -> SstHandle {
         let bytes = meta.data_bytes();
-        SstHandle { meta, bytes }
+        SstHandle {
+            meta,
+            bytes,
+            shared: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Data page `index` as a store that shares its pages handed it out before, if it did.
+    pub(crate) fn shared_page(&self, index: u32) -> Option<DataPage> {
+        let index = usize::try_from(index).ok()?;
+        self.shared.borrow().get(index)?.clone()
+    }
+
+    /// Keep data page `index`, shared by the store, for the next [`shared_page`](Self::shared_page).
+    pub(crate) fn keep_shared_page(&self, index: u32, page: DataPage) {
+        let Ok(index) = usize::try_from(index) else {
+            return;
+        };
+        if index >= self.meta.pages.len() {
+            return;
+        }
+        let mut shared = self.shared.borrow_mut();
+        if shared.is_empty() {
+            shared.resize(self.meta.pages.len(), None);
+        }
+        shared[index] = Some(page);
     }
 
     pub(crate) fn id(&self) -> u64 {
