@@ -11,7 +11,7 @@ import { TtlKvError } from "./errors.js";
  * the caller's arguments (a getter or proxy that throws, an object whose prototype cannot be
  * read), so it is an INVALID_ARGUMENT, with the original as cause either way.
  */
-function asInputError(e) {
+export function asInputError(e) {
   if (e instanceof TtlKvError) return e;
   if (e instanceof WebAssembly.RuntimeError) {
     return new TtlKvError("STORAGE", `the engine failed: ${describe(e)}`, { cause: e });
@@ -39,11 +39,15 @@ export function guarded(f) {
   };
 }
 
-/** Guard every method of `cls` (each is replaced on the prototype by its `guarded` wrapper). */
-export function guardMethods(cls) {
+/**
+ * Guard every method of `cls` (each is replaced on the prototype by its `guarded` wrapper), but
+ * those named in `selfGuarded`: hot methods that turn every failure into a TtlKvError themselves
+ * (with `asInputError`), so that a call makes no second Promise.
+ */
+export function guardMethods(cls, selfGuarded = []) {
   for (const name of Object.getOwnPropertyNames(cls.prototype)) {
     const d = Object.getOwnPropertyDescriptor(cls.prototype, name);
-    if (name !== "constructor" && typeof d.value === "function") {
+    if (name !== "constructor" && typeof d.value === "function" && !selfGuarded.includes(name)) {
       Object.defineProperty(cls.prototype, name, { ...d, value: guarded(d.value) });
     }
   }

@@ -769,6 +769,26 @@ test("bad input is a TtlKvError with the right code, never a crash", async () =>
   await rejects(db.put("k", "v"), "CLOSED");
 });
 
+test("get settles by itself: a bad key or a closed database is a rejection with its code, never a throw", async () => {
+  const { db } = await fresh();
+  const call = (key) => {
+    let answer;
+    assert.doesNotThrow(() => {
+      answer = db.get(key);
+    });
+    assert.ok(answer instanceof Promise, "get always answers with a Promise");
+    return answer;
+  };
+  for (const [key, code] of [["", "INVALID_ARGUMENT"], ["x".repeat(4097), "KEY_TOO_LARGE"], [42, "INVALID_ARGUMENT"], [undefined, "INVALID_ARGUMENT"]]) {
+    await rejects(call(key), code);
+  }
+  await db.put("k", "v");
+  assert.equal(await call("k"), "v", "an answer the engine has at once");
+  assert.equal(await call("absent"), undefined);
+  await db.close();
+  await rejects(call("k"), "CLOSED");
+});
+
 test("init() takes exactly one of module, bytes, url, each of its type; once the engine is loaded it changes nothing", async () => {
   await rejects(init(), "INVALID_ARGUMENT");
   await rejects(init({}), "INVALID_ARGUMENT");
