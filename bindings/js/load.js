@@ -89,7 +89,13 @@ export function load() {
       loaded = true;
     })().catch((e) => {
       loading = undefined;
-      throw new TtlKvError("UNSUPPORTED", `the ttlkv engine could not be loaded: ${describe(e)}`, { cause: e });
+      // The browser entry and the server entries each have their engine build, and each build's
+      // glue links only its own (see build.toml): the other one fails to link.
+      const hint =
+        e instanceof WebAssembly.LinkError
+          ? " (is it the engine of another entry? The browser entry takes dist/pkg/ttlkv_web_bg.wasm, the server entries dist/server/pkg/ttlkv_web_bg.wasm)"
+          : "";
+      throw new TtlKvError("UNSUPPORTED", `the ttlkv engine could not be loaded: ${describe(e)}${hint}`, { cause: e });
     });
   }
   return loading;

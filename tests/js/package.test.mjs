@@ -827,6 +827,29 @@ test("init({ bytes }) before the first open() is how the engine is loaded; a bad
   }
 });
 
+test("the other entry's engine build is refused with UNSUPPORTED, naming the engine each entry takes", async () => {
+  // The server entries (here Node's) link only the server build; the browser's is another build.
+  const dir = mkdtempSync(path.join(tmpdir(), "ttlkv-other-build-"));
+  try {
+    for (const file of ["node.js", "core.js"]) {
+      writeFileSync(path.join(dir, file), readFileSync(new URL(`../../bindings/js/dist/server/${file}`, import.meta.url)));
+    }
+    const pkg = await import(path.join(dir, "node.js"));
+    const browserEngine = readFileSync(new URL("../../bindings/js/dist/pkg/ttlkv_web_bg.wasm", import.meta.url));
+    const refused = await pkg.init({ bytes: browserEngine }).then(() => undefined, (e) => e);
+    assert.equal(refused?.code, "UNSUPPORTED");
+    assert.ok(refused.cause instanceof WebAssembly.LinkError, `cause: ${refused.cause}`);
+    assert.match(refused.message, /dist\/server\/pkg\/ttlkv_web_bg\.wasm/);
+    await pkg.init({ bytes: readFileSync(new URL("../../bindings/js/dist/server/pkg/ttlkv_web_bg.wasm", import.meta.url)) });
+    const db = await pkg.open("other-build", { storage: "memory" });
+    await db.put("k", "v");
+    assert.equal(await db.get("k"), "v");
+    await db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("an engine that cannot be loaded is UNSUPPORTED with its cause, and the next open() loads it again", async () => {
   // The package's Node entry and core, copied without the engine file beside them.
   const dir = mkdtempSync(path.join(tmpdir(), "ttlkv-load-"));
