@@ -13,7 +13,7 @@ use alloc::vec::Vec;
 
 use super::keys::{call_record_key, internal_key, validate_key, DEFAULT_NAMESPACE};
 use super::maintenance::Maintenance;
-use super::memtable::{is_live, MemVersion};
+use super::memtable::is_live;
 use super::namespace::{validate_ttl, TtlPolicy};
 use super::options::{
     DbOptions, Entry, ExpireHook, NamespaceOptions, PurgeReport, PutCondition, PutOptions,
@@ -134,28 +134,23 @@ impl Db {
 
     /// The value of `key`, if it is present and not expired.
     pub async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.live_version(key).await?.and_then(|v| v.value))
+        Ok(self.get_entry(key).await?.map(|e| e.value))
     }
 
     /// The live entry of `key` with its expiry, if any.
     pub async fn get_entry(&self, key: &[u8]) -> Result<Option<Entry>> {
-        Ok(self.live_version(key).await?.and_then(|v| {
+        let ikey = self.key(key)?;
+        self.policy()?;
+        let read_seq = self.inner.state.borrow().last_seq;
+        let found = self.inner.lookup(&ikey, read_seq).await?;
+        let now = self.inner.clock.now()?;
+        Ok(found.filter(|v| is_live(v, now)).and_then(|v| {
             v.value.map(|value| Entry {
                 key: key.to_vec(),
                 value,
                 expire_at: v.expire_at,
             })
         }))
-    }
-
-    /// The newest version of `key` if it is a live value now (`get` needs no copy of the key).
-    async fn live_version(&self, key: &[u8]) -> Result<Option<MemVersion>> {
-        let ikey = self.key(key)?;
-        self.policy()?;
-        let read_seq = self.inner.state.borrow().last_seq;
-        let found = self.inner.lookup(&ikey, read_seq).await?;
-        let now = self.inner.clock.now()?;
-        Ok(found.filter(|v| is_live(v, now)))
     }
 
     /// The values of `keys`, in the same order (`None` where absent or expired).
