@@ -17,7 +17,6 @@ use super::version::SstHandle;
 use crate::error::{Error, Result};
 use crate::format::DataPage;
 use crate::small_sort::insertion_sort_by;
-use crate::store::PageId;
 
 /// How many keys a memtable cursor copies out per refill.
 const MEM_CHUNK: usize = 64;
@@ -120,15 +119,7 @@ impl RunCursor {
             .ssts
             .get(self.sst)
             .ok_or_else(|| Error::corruption("run cursor past its SSTs"))?;
-        let index = u32::try_from(self.page_index)
-            .map_err(|_| Error::corruption("too many pages").context(PageId::sst_meta(sst.id())))?;
-        self.page = Some(match inner.shared_page(sst, index) {
-            Some(page) => page?,
-            None => {
-                let id = PageId::sst_data(sst.id(), index);
-                inner.load_page(id, self.fill).await?
-            }
-        });
+        self.page = Some(inner.load_page(sst, self.page_index, self.fill).await?);
         Ok(())
     }
 

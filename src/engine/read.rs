@@ -1,5 +1,6 @@
 //! The point-read path: memtables, then L0 newest first, then one SST per deeper level, through
-//! the page cache. An SST whose key filter rules the key out is skipped without reading a page.
+//! the page cache (or, where the store shares its pages, the pages where they lie). An SST whose
+//! key filter rules the key out is skipped without reading a page.
 //! It returns the newest version at or below a sequence number, raw (it may be a tombstone or
 //! expired): callers decide liveness at their read time.
 //!
@@ -16,28 +17,24 @@ use crate::format::{key_hash, DataPage};
 use crate::store::PageId;
 
 impl Inner {
-    /// A data page where it lies, if the store shares its pages
-    /// ([`PageStore::shared_page`](crate::store::PageStore::shared_page)): they are in this
-    /// process's own memory, as this engine wrote them, so they are neither checked nor cached.
-    /// `None`: ask [`load_page`](Self::load_page).
-    /// Decoded once per SST handle: see [`SstHandle::shared_page`].
-    pub(crate) fn shared_page(&self, sst: &SstHandle, index: u32) -> Option<Result<DataPage>> {
-        if let Some(page) = sst.shared_page(index) {
-            return Some(Ok(page));
+    /// Data page `index` of `sst`. Where the store shares its pages
+    /// ([`PageStore::shared_page`](crate::store::PageStore::shared_page)), the page where it
+    /// lies: in this process's own memory, as this engine wrote it, so neither checked nor cached,
+    /// and decoded once per SST handle ([`SstHandle::shared_page`]). Else from the page cache, or
+    /// from the store, verified as it arrives (checksum, every row, the sort order) and cached
+    /// when `fill` says so.
+    pub(crate) async fn load_page(
+        &self,
+        sst: &SstHandle,
+        index: usize,
+        fill: CacheFill,
+    ) -> Result<DataPage> {
+        let index = u32::try_from(index)
+            .map_err(|_| Error::corruption("too many pages").context(PageId::sst_meta(sst.id())))?;
+        if let Some(page) = self.shared_page(sst, index) {
+            return page;
         }
         let id = PageId::sst_data(sst.id(), index);
-        let bytes = self.store.shared_page(id)?;
-        let page = DataPage::decode_trusted(bytes).map_err(|e| e.context(id));
-        if let Ok(page) = &page {
-            sst.keep_shared_page(index, page.clone());
-        }
-        Some(page)
-    }
-
-    /// A data page from the cache, or from the store, verified as it arrives (checksum, every
-    /// row, the sort order) and cached when `fill` says so. Callers try
-    /// [`shared_page`](Self::shared_page) first.
-    pub(crate) async fn load_page(&self, id: PageId, fill: CacheFill) -> Result<DataPage> {
         let cached = {
             let mut st = self.state.borrow_mut();
             match fill {
@@ -58,6 +55,20 @@ impl Inner {
             self.state.borrow_mut().cache.insert(id, page.clone());
         }
         Ok(page)
+    }
+
+    /// Data page `index` of `sst` if the store shares its pages, kept with the handle.
+    fn shared_page(&self, sst: &SstHandle, index: u32) -> Option<Result<DataPage>> {
+        if let Some(page) = sst.shared_page(index) {
+            return Some(Ok(page));
+        }
+        let id = PageId::sst_data(sst.id(), index);
+        let bytes = self.store.shared_page(id)?;
+        let page = DataPage::decode_trusted(bytes).map_err(|e| e.context(id));
+        if let Ok(page) = &page {
+            sst.keep_shared_page(index, page.clone());
+        }
+        Some(page)
     }
 
     /// The newest version of internal key `key` with `seq <= read_seq`, from any source.
@@ -128,16 +139,7 @@ impl Inner {
             if page_ref.first_key.as_slice() > key {
                 break;
             }
-            let page_index = u32::try_from(index).map_err(|_| {
-                Error::corruption("too many pages").context(PageId::sst_meta(sst.id()))
-            })?;
-            let page = match self.shared_page(sst, page_index) {
-                Some(page) => page?,
-                None => {
-                    let id = PageId::sst_data(sst.id(), page_index);
-                    self.load_page(id, CacheFill::Keep).await?
-                }
-            };
+            let page = self.load_page(sst, index, CacheFill::Keep).await?;
             let mut row_index = page.lower_bound(key)?;
             while row_index < page.len() {
                 let row = page.row(row_index)?;
