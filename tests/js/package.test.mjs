@@ -805,59 +805,57 @@ test("init() takes exactly one of module, bytes, url, each of its type; once the
   await db.close();
 });
 
-test("init({ bytes }) before the first open() is how the engine is loaded; a bad one is UNSUPPORTED and the next init loads", async () => {
-  // A fresh copy of the package (its own module instance), without the engine file beside it.
-  const dir = mkdtempSync(path.join(tmpdir(), "ttlkv-init-"));
+/** A file of the built package's server entries (`dist/server/`). */
+const serverFile = (file) => new URL(`../../bindings/js/dist/server/${file}`, import.meta.url);
+
+/**
+ * Runs `f(pkg, dir)` on a fresh copy of the package's Node entry and core (their own module
+ * instance, so no engine is loaded yet) in a directory of its own, without the engine file beside
+ * them; the directory is removed after.
+ */
+async function withEntryCopy(prefix, f) {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
   try {
-    for (const file of ["node.js", "core.js"]) {
-      writeFileSync(path.join(dir, file), readFileSync(new URL(`../../bindings/js/dist/server/${file}`, import.meta.url)));
-    }
-    const pkg = await import(path.join(dir, "node.js"));
-    const bad = await pkg.init({ bytes: new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]) }).then(() => undefined, (e) => e);
-    assert.equal(bad?.code, "UNSUPPORTED");
-    assert.ok(bad.cause, "the cause is kept");
-    const bytes = readFileSync(new URL("../../bindings/js/dist/server/pkg/ttlkv_web_bg.wasm", import.meta.url));
-    await pkg.init({ bytes });
-    const db = await pkg.open("init-bytes", { storage: "memory" });
-    await db.put("k", "v");
-    assert.equal(await db.get("k"), "v");
-    await db.close();
+    for (const file of ["node.js", "core.js"]) writeFileSync(path.join(dir, file), readFileSync(serverFile(file)));
+    await f(await import(path.join(dir, "node.js")), dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Puts a key on a fresh memory database of `pkg` and reads it back. */
+async function roundTrips(pkg, name) {
+  const db = await pkg.open(name, { storage: "memory" });
+  await db.put("k", "v");
+  assert.equal(await db.get("k"), "v");
+  await db.close();
+}
+
+test("init({ bytes }) before the first open() is how the engine is loaded; a bad one is UNSUPPORTED and the next init loads", async () => {
+  await withEntryCopy("ttlkv-init-", async (pkg) => {
+    const bad = await pkg.init({ bytes: new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]) }).then(() => undefined, (e) => e);
+    assert.equal(bad?.code, "UNSUPPORTED");
+    assert.ok(bad.cause, "the cause is kept");
+    await pkg.init({ bytes: readFileSync(serverFile("pkg/ttlkv_web_bg.wasm")) });
+    await roundTrips(pkg, "init-bytes");
+  });
 });
 
 test("the other entry's engine build is refused with UNSUPPORTED, naming the engine each entry takes", async () => {
   // The server entries (here Node's) link only the server build; the browser's is another build.
-  const dir = mkdtempSync(path.join(tmpdir(), "ttlkv-other-build-"));
-  try {
-    for (const file of ["node.js", "core.js"]) {
-      writeFileSync(path.join(dir, file), readFileSync(new URL(`../../bindings/js/dist/server/${file}`, import.meta.url)));
-    }
-    const pkg = await import(path.join(dir, "node.js"));
+  await withEntryCopy("ttlkv-other-build-", async (pkg) => {
     const browserEngine = readFileSync(new URL("../../bindings/js/dist/pkg/ttlkv_web_bg.wasm", import.meta.url));
     const refused = await pkg.init({ bytes: browserEngine }).then(() => undefined, (e) => e);
     assert.equal(refused?.code, "UNSUPPORTED");
     assert.ok(refused.cause instanceof WebAssembly.LinkError, `cause: ${refused.cause}`);
     assert.match(refused.message, /dist\/server\/pkg\/ttlkv_web_bg\.wasm/);
-    await pkg.init({ bytes: readFileSync(new URL("../../bindings/js/dist/server/pkg/ttlkv_web_bg.wasm", import.meta.url)) });
-    const db = await pkg.open("other-build", { storage: "memory" });
-    await db.put("k", "v");
-    assert.equal(await db.get("k"), "v");
-    await db.close();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+    await pkg.init({ bytes: readFileSync(serverFile("pkg/ttlkv_web_bg.wasm")) });
+    await roundTrips(pkg, "other-build");
+  });
 });
 
 test("an engine that cannot be loaded is UNSUPPORTED with its cause, and the next open() loads it again", async () => {
-  // The package's Node entry and core, copied without the engine file beside them.
-  const dir = mkdtempSync(path.join(tmpdir(), "ttlkv-load-"));
-  try {
-    for (const file of ["node.js", "core.js"]) {
-      writeFileSync(path.join(dir, file), readFileSync(new URL(`../../bindings/js/dist/server/${file}`, import.meta.url)));
-    }
-    const pkg = await import(path.join(dir, "node.js"));
+  await withEntryCopy("ttlkv-load-", async (pkg, dir) => {
     const failed = await pkg.open("load-retry", { storage: "memory" }).then(
       () => undefined,
       (e) => e,
@@ -867,14 +865,9 @@ test("an engine that cannot be loaded is UNSUPPORTED with its cause, and the nex
     assert.equal(failed.cause?.code, "ENOENT", "the cause is kept");
     // The engine file is there now: the failed load was not kept.
     mkdirSync(path.join(dir, "pkg"));
-    writeFileSync(path.join(dir, "pkg", "ttlkv_web_bg.wasm"), readFileSync(new URL("../../bindings/js/dist/server/pkg/ttlkv_web_bg.wasm", import.meta.url)));
-    const db = await pkg.open("load-retry", { storage: "memory" });
-    await db.put("k", "v");
-    assert.equal(await db.get("k"), "v");
-    await db.close();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+    writeFileSync(path.join(dir, "pkg", "ttlkv_web_bg.wasm"), readFileSync(serverFile("pkg/ttlkv_web_bg.wasm")));
+    await roundTrips(pkg, "load-retry");
+  });
 });
 
 test("a maintenance step that failed is not retried at every call while storage keeps failing", async () => {
