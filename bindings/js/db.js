@@ -6,7 +6,7 @@ import { TtlKvError } from "./errors.js";
 import { encodeKey, encodeValue, PackedBatch } from "./codec.js";
 import { invalid, plainOptions, checkKnown, positiveInt, integer, putArgs, conditionBits, scanArgs } from "./options.js";
 import { valueOf, entryOf, reaper, scanPages, Snapshot } from "./snapshot.js";
-import { guardMethods, asInputError } from "./guard.js";
+import { guardMethods, guardedPromise, rejectAsInputError } from "./guard.js";
 import { TTL_AFTER_MS, TTL_AT, TTL_NO_EXPIRY } from "./protocol.js";
 
 let nextHandle = 0;
@@ -43,10 +43,10 @@ export class Db {
   get(key) {
     try {
       const raw = this.#call("get", [encodeKey(key)]);
-      if (raw instanceof Promise) return raw.then(valueOf).catch((e) => Promise.reject(asInputError(e)));
+      if (raw instanceof Promise) return guardedPromise(raw.then(valueOf));
       return Promise.resolve(valueOf(raw));
     } catch (e) {
-      return Promise.reject(asInputError(e));
+      return rejectAsInputError(e);
     }
   }
 

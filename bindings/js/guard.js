@@ -11,7 +11,7 @@ import { TtlKvError } from "./errors.js";
  * the caller's arguments (a getter or proxy that throws, an object whose prototype cannot be
  * read), so it is an INVALID_ARGUMENT, with the original as cause either way.
  */
-export function asInputError(e) {
+function asInputError(e) {
   if (e instanceof TtlKvError) return e;
   if (e instanceof WebAssembly.RuntimeError) {
     return new TtlKvError("STORAGE", `the engine failed: ${describe(e)}`, { cause: e });
@@ -35,14 +35,20 @@ export function guarded(f) {
     } catch (e) {
       throw asInputError(e);
     }
-    return out instanceof Promise ? out.catch((e) => Promise.reject(asInputError(e))) : out;
+    return out instanceof Promise ? guardedPromise(out) : out;
   };
 }
+
+/** A failure as a rejection with a TtlKvError (see `asInputError`). */
+export const rejectAsInputError = (e) => Promise.reject(asInputError(e));
+
+/** `promise`, its rejection turned into a TtlKvError. */
+export const guardedPromise = (promise) => promise.catch(rejectAsInputError);
 
 /**
  * Guard every method of `cls` (each is replaced on the prototype by its `guarded` wrapper), but
  * those named in `selfGuarded`: hot methods that turn every failure into a TtlKvError themselves
- * (with `asInputError`), so that a call makes no second Promise.
+ * (with `guardedPromise` and `rejectAsInputError`), so that a call makes no second Promise.
  */
 export function guardMethods(cls, selfGuarded = []) {
   for (const name of Object.getOwnPropertyNames(cls.prototype)) {
