@@ -76,7 +76,7 @@ impl Inner {
             let _guard = self.manifest_lock.lock().await;
             let plan = {
                 let st = self.state.borrow();
-                self.plan_compaction(&st, false)
+                self.plan_compaction(&st)
             };
             if let Some(plan) = plan {
                 self.run_compaction(plan).await?;
@@ -136,7 +136,7 @@ impl Inner {
         } else {
             candidates.push(now);
         }
-        if self.plan_compaction(&st, false).is_some() || !self.reclaimable(&st).is_empty() {
+        if self.plan_compaction(&st).is_some() || !self.reclaimable(&st).is_empty() {
             candidates.push(now);
         }
         candidates.into_iter().min().map(|t| t.max(now))

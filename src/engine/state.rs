@@ -16,8 +16,9 @@
 //!   `manifest_version`, `fenced`;
 //! - `flush.rs`: `flush`, `flush_locked`; `active` into `frozen` into L0 of `version`, and the
 //!   WAL segments that makes redundant;
-//! - `compaction/plan.rs`: `plan_compaction`; decides, changes nothing;
-//! - `compaction/run.rs`: `compact`, `run_compaction`; `version`, and `obsolete` (adds);
+//! - `compaction/plan.rs`: `plan_compaction`, `plan_full_step`; decides, changes nothing;
+//! - `compaction/run.rs`: `compact`, `run_compaction`; `version`, and `obsolete` (adds; a full
+//!   compaction also deletes between its steps);
 //! - `compaction/page_gc.rs`: `reclaimable`, `forget_reclaimed`, `reclaim_obsolete`; `obsolete`
 //!   (deletes) and `cache`;
 //! - `purge.rs`: `purge_expired`, `find_next_expiry`; the manifest's `purged_until`,

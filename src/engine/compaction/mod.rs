@@ -8,8 +8,9 @@
 //! Leveled: L0 SSTs (overlapping, newest first) are merged with the overlapping part of L1 once
 //! there are `l0_compaction_trigger` of them that do not all expire within a minute (those leave
 //! by whole drops instead); a deeper level over its target size pushes its
-//! oldest SST down into the next level. `compact()` merges everything into the bottom level.
-//! The output, the new manifest and the deletion of unreferenced SST pages go in one commit.
+//! oldest SST down into the next level. `compact()` merges everything into the bottom level in
+//! steps of the same bounded size (never the whole tree at once: see `plan_full_step`).
+//! Each output, its new manifest and the deletion of unreferenced SST pages go in one commit.
 //!
 //! Expiry drives it too: an SST whose every row has expired and been purged is dropped whole,
 //! without reading it, once every older SST its keys overlap has too (so nothing it uncovers is

@@ -3,7 +3,7 @@
 //!
 //! Owns the `Inner` methods [`reclaimable`](Inner::reclaimable),
 //! [`forget_reclaimed`](Inner::forget_reclaimed) and
-//! [`reclaim_obsolete`](Inner::reclaim_obsolete); of the state, `State::obsolete` (filled by
+//! [`reclaim_obsolete`](Inner::reclaim_obsolete) (and its `_locked` form); of the state, `State::obsolete` (filled by
 //! `run.rs`) and the page cache entries of deleted pages.
 
 use alloc::rc::Rc;
@@ -42,6 +42,11 @@ impl Inner {
     /// Delete the pages of obsolete SSTs nobody reads any more, in a commit of their own.
     pub(crate) async fn reclaim_obsolete(&self) -> Result<usize> {
         let _guard = self.manifest_lock.lock().await;
+        self.reclaim_obsolete_locked().await
+    }
+
+    /// [`Inner::reclaim_obsolete`], for a caller that holds the manifest lock.
+    pub(crate) async fn reclaim_obsolete_locked(&self) -> Result<usize> {
         let reclaimed = self
             .commit_gated(
                 |st| {

@@ -1,8 +1,10 @@
 //! Compaction planning: which SSTs to merge next, if any ([`Plan`]). Pure decisions on the
 //! current [`Version`] and manifest; nothing is read or written here.
 //!
-//! Owns the `Inner` methods [`plan_compaction`](Inner::plan_compaction) and its private helpers
-//! (`level_target`, `l0_merge_due`, `plan_whole_drop`, `plan_expiry_compaction`); it reads
+//! Owns the `Inner` methods [`plan_compaction`](Inner::plan_compaction), the steps of a full
+//! compaction ([`plan_full_step`](Inner::plan_full_step), [`plan_in_place`]) and their private
+//! helpers (`level_target`, `l0_merge_due`, `plan_whole_drop`, `plan_over_target`,
+//! `plan_expiry_compaction`); it reads
 //! `State::version`, `State::manifest` and the pinned reads, and changes nothing.
 
 use alloc::rc::Rc;
@@ -67,6 +69,17 @@ fn push_into(
     })
 }
 
+/// `sst`, in the deepest level, rewritten where it is as the bottom: the last steps of a full
+/// compaction, for what its other steps left untouched.
+pub(crate) fn plan_in_place(level: usize, sst: Rc<SstHandle>) -> Plan {
+    Plan {
+        inputs: alloc::vec![(level, alloc::vec![sst])],
+        output_level: level,
+        bottommost: true,
+        drop_whole: false,
+    }
+}
+
 /// An L0 SST whose rows all expire within this many ms of now does not count toward the L0
 /// trigger: it leaves by a whole drop, which reads and writes nothing, sooner than merging it
 /// into L1 would pay off in reads, and a merge would mix its rows with longer-lived ones so that
@@ -108,42 +121,53 @@ impl Inner {
         target
     }
 
-    /// The next compaction worth doing, if any (`force`: merge everything to the bottom).
-    pub(crate) fn plan_compaction(&self, st: &State, force: bool) -> Option<Plan> {
+    /// The next compaction worth doing, if any.
+    pub(crate) fn plan_compaction(&self, st: &State) -> Option<Plan> {
         let v = &st.version;
-        if force {
-            let deepest = v.deepest_nonempty()?;
-            let inputs: Vec<_> = v
-                .levels
-                .iter()
-                .enumerate()
-                .filter(|(_, l)| !l.is_empty())
-                .map(|(i, l)| (i, l.clone()))
-                .collect();
-            return Some(Plan {
-                inputs,
-                output_level: deepest.max(1),
-                bottommost: true,
-                drop_whole: false,
-            });
-        }
         if self.l0_merge_due(v) {
             return plan_l0(v);
         }
         if let Some(plan) = self.plan_whole_drop(st) {
             return Some(plan);
         }
-        for level in 1..v.levels.len() {
-            if v.level_bytes(level) > self.level_target(level) {
-                let oldest = v
-                    .levels
-                    .get(level)?
-                    .iter()
-                    .min_by_key(|s| s.meta.creation_ts)?;
-                return plan_push_down(v, level, oldest.clone());
-            }
+        self.plan_over_target(v)
+            .or_else(|| self.plan_expiry_compaction(st))
+    }
+
+    /// The oldest SST of the shallowest level below L0 that is over its target, pushed down.
+    fn plan_over_target(&self, v: &Version) -> Option<Plan> {
+        let level = (1..v.levels.len()).find(|&l| v.level_bytes(l) > self.level_target(l))?;
+        let oldest = v
+            .levels
+            .get(level)?
+            .iter()
+            .min_by_key(|s| s.meta.creation_ts)?;
+        plan_push_down(v, level, oldest.clone())
+    }
+
+    /// The next step of a full compaction, or `None` once every SST is in one level. Each step
+    /// is bounded as a planned compaction is, so the whole merge never holds the tree twice (the
+    /// memory of a tab never shrinks, and a store near its quota has room for one step): a level
+    /// over its target pushes its oldest SST down first; then L0's SSTs go into L1 one at a time,
+    /// oldest first; then each level above the deepest is pushed down one SST at a time, in key
+    /// order. The caller rewrites what the steps left untouched ([`plan_in_place`]).
+    pub(crate) fn plan_full_step(&self, st: &State) -> Option<Plan> {
+        let v = &st.version;
+        if let Some(plan) = self.plan_over_target(v) {
+            return Some(plan);
         }
-        self.plan_expiry_compaction(st)
+        if let Some(oldest) = v.levels.first().and_then(|l0| l0.last()) {
+            let (lo, hi) = (oldest.first_key().to_vec(), oldest.last_key().to_vec());
+            return push_into(v, 0, alloc::vec![oldest.clone()], 1, &lo, &hi);
+        }
+        let deepest = v.deepest_nonempty()?;
+        let (level, first) = v
+            .levels
+            .iter()
+            .enumerate()
+            .take(deepest)
+            .find_map(|(level, ssts)| Some((level, ssts.first()?.clone())))?;
+        plan_push_down(v, level, first)
     }
 
     /// Whether L0 is merged into L1: it holds `l0_compaction_trigger` SSTs that are not short
@@ -229,12 +253,7 @@ impl Inner {
             }
             if nothing_below(v, level, pick.first_key(), pick.last_key()) {
                 // Nothing beneath: rewrite it in place, dropping what expired.
-                return Some(Plan {
-                    inputs: alloc::vec![(level, alloc::vec![pick])],
-                    output_level: level,
-                    bottommost: true,
-                    drop_whole: false,
-                });
+                return Some(plan_in_place(level, pick));
             }
             return plan_push_down(v, level, pick);
         }

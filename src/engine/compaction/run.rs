@@ -10,7 +10,7 @@
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 
-use super::plan::Plan;
+use super::plan::{plan_in_place, Plan};
 use crate::engine::commit::{install_manifest, manifest_commit};
 use crate::engine::keys::{namespace_of, parse_expiry_index_key};
 use crate::engine::merge::MergeCursor;
@@ -32,34 +32,59 @@ fn may_hold_namespace(sst: &SstHandle, ns: u32) -> bool {
 }
 
 impl Inner {
-    /// Run compactions until the planner finds nothing to do (`force`: one full merge).
+    /// Run compactions until the planner finds nothing to do, or (`force`) a full compaction:
+    /// the steps of [`plan_full_step`](Inner::plan_full_step) until every SST is in one level,
+    /// then each SST there that no step wrote as the bottom rewritten in place, so every row has
+    /// been through the filter as the bottom. A full compaction deletes the pages of each step's
+    /// inputs before the next step (when no reader holds them), so the store holds one step's
+    /// inputs and outputs beside the data at most.
     pub(crate) async fn compact(&self, force: bool) -> Result<usize> {
         let _guard = self.manifest_lock.lock().await;
         let mut done = 0;
+        // Of a full compaction: the SSTs its steps wrote as the bottom.
+        let mut as_bottom: Vec<u64> = Vec::new();
         loop {
             let plan = {
                 let st = self.state.borrow();
                 st.check_writable()?;
-                self.plan_compaction(&st, force && done == 0)
+                if force {
+                    self.plan_full_step(&st).or_else(|| {
+                        let deepest = st.version.deepest_nonempty()?;
+                        let left = st
+                            .version
+                            .levels
+                            .get(deepest)?
+                            .iter()
+                            .find(|s| !as_bottom.contains(&s.id()))?;
+                        Some(plan_in_place(deepest, left.clone()))
+                    })
+                } else {
+                    self.plan_compaction(&st)
+                }
             };
             let Some(plan) = plan else {
                 return Ok(done);
             };
-            self.run_compaction(plan).await?;
+            let bottommost = plan.bottommost;
+            let outputs = self.run_compaction(plan).await?;
             done += 1;
             if force {
-                return Ok(done);
+                if bottommost {
+                    as_bottom.extend(outputs);
+                }
+                self.reclaim_obsolete_locked().await?;
             }
         }
     }
 
-    /// Merge the plan's inputs through the TTL compaction filter and commit the result.
-    pub(crate) async fn run_compaction(&self, plan: Plan) -> Result<()> {
+    /// Merge the plan's inputs through the TTL compaction filter and commit the result; the ids
+    /// of the SSTs it wrote.
+    pub(crate) async fn run_compaction(&self, plan: Plan) -> Result<Vec<u64>> {
         if plan.drop_whole {
             let next_id = self.state.borrow().manifest.next_sst_id;
-            return self
-                .install_compaction(&plan, Vec::new(), next_id, &[])
-                .await;
+            self.install_compaction(&plan, Vec::new(), next_id, &[])
+                .await?;
+            return Ok(Vec::new());
         }
         let (snapshots, cutoff, dropped, mut next_id, with_expiry) = {
             let st = self.state.borrow();
@@ -156,8 +181,10 @@ impl Inner {
         if let Some(built) = writer.take().and_then(SstWriter::finish) {
             outputs.push(built);
         }
+        let ids = outputs.iter().map(|o| o.meta.id).collect();
         self.install_compaction(&plan, outputs, next_id, &still_dropped)
-            .await
+            .await?;
+        Ok(ids)
     }
 
     /// Install a compaction's outputs. `still_dropped`: the dropped namespaces some output row

@@ -1,7 +1,8 @@
 // A database on the Deno KV adapter whose commits are far above one Deno KV atomic operation's
 // caps (1,000 mutations, 800 KiB): a 5 MiB value, WAL commits of 800 KB, three flushes of 5.6 MB
-// and a compaction of all three (over 1,000 pages and 20 MB in one commit). Run twice on one KV
-// file: "write", then "read" in a new process.
+// and a compaction of all three. The rounds' keys interleave, the 5 MiB value among them, so the
+// compaction's last step merges the third round with everything before it (over 1,000 pages and
+// 20 MB in one commit). Run twice on one KV file: "write", then "read" in a new process.
 //   deno run --unstable-kv --allow-read=DIR --allow-write=DIR sizes.js write|read DIR/kv.sqlite
 // Prints JSON: what the largest commit held (write), what was found (read).
 import { open } from "ttlkv";
@@ -18,10 +19,11 @@ const kv = await Deno.openKv(path);
 const largest = { pages: 0, bytes: 0 };
 const storage = measured(denoKvStorage(kv, { prefix: ["sizes"] }));
 const db = await open("sizes", { storage, maintenance: "manual" });
-const key = (round, i) => `r${round}:${String(i).padStart(4, "0")}`;
+const key = (round, i) => `k${String(i).padStart(4, "0")}:r${round}`;
+const HUGE_KEY = "k0350:huge";
 
 if (phase === "write") {
-  await db.put("huge", bytes(7, HUGE_BYTES));
+  await db.put(HUGE_KEY, bytes(7, HUGE_BYTES));
   for (let round = 0; round < ROUNDS; round++) {
     for (let start = 0; start < PER_ROUND; start += 100) {
       const ops = [];
@@ -41,7 +43,7 @@ if (phase === "write") {
     if (value instanceof Uint8Array && digest(value) === digest(expected)) found++;
     else wrong.push(k);
   };
-  await check("huge", bytes(7, HUGE_BYTES));
+  await check(HUGE_KEY, bytes(7, HUGE_BYTES));
   for (let round = 0; round < ROUNDS; round++) {
     for (let i = 0; i < PER_ROUND; i++) await check(key(round, i), bytes(round * PER_ROUND + i, VALUE_BYTES));
   }
