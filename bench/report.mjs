@@ -30,7 +30,10 @@ export function comparisons(rows) {
   return out;
 }
 
-/** The bars of the benchmark issue, each with the measured figure. */
+/**
+ * The bars, each with the measured figure: the memory and open bars of issue 22 (docs/performance.md)
+ * and the earlier ones, which must stay met. The native bars are printed by bench/native.
+ */
 export function bars(rows) {
   const purgeRows = rows.filter((r) => r.workload.startsWith("purge "));
   const purgeOf = (peer) => purgeRows.filter((r) => r.peer === peer);
@@ -41,21 +44,32 @@ export function bars(rows) {
     const other = find(rows, workload, peer);
     return mine && other ? ratio(mine, other) : undefined;
   };
+  // ttlkv's figure over lru-cache's in a row where lower is better (memory): ≤ 1 is ttlkv smaller.
+  const share = (workload) => {
+    const mine = find(rows, workload, "ttlkv");
+    const lru = find(rows, workload, "lru-cache");
+    return mine && lru ? mine.value / lru.value : undefined;
+  };
+  const coldOpen = rows.find((r) => r.workload.startsWith("cold open"));
+  const concurrent = rows.find((r) => r.workload.endsWith("concurrent durable puts"));
   const list = [
-    ["session mix, 100-byte strings (the bar's values) ≥ 0.5× lru-cache ops/s", vs("session mix (100-byte strings)", "lru-cache"), (r) => r >= 0.5, (r) => `${r.toFixed(2)}×`],
-    ["session mix, 1 KiB JSON (the benchmark plan's values) ≥ 0.5× lru-cache ops/s", vs("session mix (1 KiB JSON)", "lru-cache"), (r) => r >= 0.5, (r) => `${r.toFixed(2)}×`],
+    ["session mix, 100-byte strings, Zipf keys ≥ 0.5× lru-cache ops/s", vs("session mix (100-byte strings)", "lru-cache"), (r) => r >= 0.5, (r) => `${r.toFixed(2)}×`],
+    ["session mix, 100-byte strings, near-uniform keys ≥ 0.5× lru-cache ops/s", vs("session mix (100-byte strings, uniform random keys)", "lru-cache"), (r) => r >= 0.5, (r) => `${r.toFixed(2)}×`],
+    ["session mix, 1 KiB JSON ≥ 0.8× async Map + JSON copy ops/s", vs("session mix (1 KiB JSON)", "reference: async Map + JSON copy"), (r) => r >= 0.8, (r) => `${r.toFixed(2)}×`],
+    ["ingest in memory ≥ 0.5× lru-cache set", vs("ingest (memory)", "lru-cache"), (r) => r >= 0.5, (r) => `${r.toFixed(2)}×`],
+    ["memory per live key ≤ 1.25× lru-cache", share("memory per live key"), (r) => r <= 1.25, (r) => `${r.toFixed(2)}× lru-cache's`],
+    ["wasm memory high-water ≤ 2× lru-cache's memory", share("wasm memory high-water per live key"), (r) => r <= 2, (r) => `${r.toFixed(2)}× lru-cache's`],
     ["ingest into IndexedDB ≥ 5× Dexie bulkPut", vs("ingest (IndexedDB)", "Dexie bulkPut"), (r) => r >= 5, (r) => `${r.toFixed(2)}×`],
     ["ingest into IndexedDB ≥ 20× idb-keyval set one by one", vs("ingest (IndexedDB)", "idb-keyval set"), (r) => r >= 20, (r) => `${r.toFixed(1)}×`],
-    ["1,000 concurrent durable puts ≥ 10× raw IndexedDB one put per transaction", rows.filter((r) => r.workload.endsWith("concurrent durable puts")).length ? vs(rows.find((r) => r.workload.endsWith("concurrent durable puts")).workload, "raw IndexedDB, one put per transaction") : undefined, (r) => r >= 10, (r) => `${r.toFixed(1)}×`],
+    ["1,000 concurrent durable puts ≥ 10× raw IndexedDB one put per transaction", concurrent ? vs(concurrent.workload, "raw IndexedDB, one put per transaction") : undefined, (r) => r >= 10, (r) => `${r.toFixed(1)}×`],
     ["one durable put p50 ≤ 1.5× raw IndexedDB single put", vs("durable single put, p50", "raw IndexedDB, one put per transaction"), (r) => 1 / r <= 1.5, (r) => `${(1 / r).toFixed(2)}× the raw latency`],
     ["warm point get ≥ 3× Dexie get", vs("warm point get", "Dexie get"), (r) => r >= 3, (r) => `${r.toFixed(2)}×`],
-    ["cold open + first get ≤ 1× Dexie", rows.find((r) => r.workload.startsWith("cold open")) ? vs(rows.find((r) => r.workload.startsWith("cold open")).workload, "Dexie") : undefined, (r) => 1 / r <= 1, (r) => `${(1 / r).toFixed(2)}× Dexie's time`],
+    ["cold open + first get ≤ 1.5× Dexie's time", coldOpen ? vs(coldOpen.workload, "Dexie") : undefined, (r) => 1 / r <= 1.5, (r) => `${(1 / r).toFixed(2)}× Dexie's time`],
     ["purge among the largest total ≤ 1.5× among the smallest", indexed.length > 1 ? indexed[indexed.length - 1].value / indexed[0].value : undefined, (r) => r <= 1.5, (r) => `${r.toFixed(2)}×`],
     ["purge ≥ 20× faster than a full-scan purge (largest total)", indexed.length && scanned.length ? scanned[scanned.length - 1].value / indexed[indexed.length - 1].value : undefined, (r) => r >= 20, (r) => `${r.toFixed(1)}×`],
     ["churn: stored bytes plateau within 2× of live data", find(rows, "churn, stored bytes / live bytes", "ttlkv")?.value, (r) => r <= 2, (r) => `${r.toFixed(2)}× at the worst sample of the second half`],
     ["longest main-thread task during ingest + compaction ≤ 50 ms", find(rows, "longest main-thread task, ingest + compaction", "ttlkv")?.value, (v) => v <= 50, (v) => (v === 0 ? "no task of 50 ms or more (the longtask threshold)" : `${v.toFixed(1)} ms`)],
     ["package size (wasm + JS, gzipped) ≤ 150 KB", find(rows, "package size (wasm + JS, gzipped)", "ttlkv")?.value, (v) => v * 1.024 <= 150, (v) => `${(v * 1.024).toFixed(1)} KB`],
-    ["memory per live key ≤ 0.5× lru-cache", (() => { const m = find(rows, "memory per live key", "ttlkv"); const l = find(rows, "memory per live key", "lru-cache"); return m && l ? m.value / l.value : undefined; })(), (r) => r <= 0.5, (r) => `${r.toFixed(2)}×`],
   ];
   return list.map(([bar, value, met, show]) => ({ bar, measured: value === undefined ? "not measured" : show(value), met: value !== undefined && met(value) }));
 }
