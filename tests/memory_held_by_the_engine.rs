@@ -159,6 +159,61 @@ fn a_full_compaction_of_overlapping_ssts_never_holds_a_second_copy_of_the_data()
     });
 }
 
+#[test]
+fn a_long_l0_is_merged_in_bounded_steps_when_no_maintenance_runs() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // No maintenance runs: each 1 MB batch of scattered keys fills the memtable past its stall
+    // limit, so the write flushes it, and at 3 × 4 L0 SSTs (each overlapping every other) the
+    // write compacts. A merge of the whole of L0 at once would hold as much again as L0.
+    let (db, store, _clock) = fresh(DbOptions {
+        memtable_flush_bytes: 512 * 1024,
+        memtable_stall_bytes: 1024 * 1024,
+        l0_compaction_trigger: 4,
+        sst_target_bytes: 256 * 1024,
+        level1_target_bytes: 1024 * 1024,
+        ..relaxed()
+    });
+    const BATCHES: usize = 24;
+    let scattered = |i: usize| (i * 7_919) % (BATCHES * 1_000);
+    let before = LIVE.load(Relaxed);
+    PEAK.store(before, Relaxed);
+    let mut highest_beyond = 0usize;
+    run(async {
+        for start in (0..BATCHES * 1_000).step_by(1_000) {
+            let mut batch = WriteBatch::new();
+            for i in start..start + 1_000 {
+                batch.put(
+                    format!("session:{:08}", scattered(i)).as_bytes(),
+                    &vec![(scattered(i) % 251) as u8; VALUE_LEN],
+                );
+            }
+            let stored_before = store.stored_bytes();
+            PEAK.store(LIVE.load(Relaxed), Relaxed);
+            db.write(batch).await.unwrap();
+            // What this write held at its peak beyond what was stored before it.
+            let peak = PEAK.load(Relaxed) - before;
+            highest_beyond = highest_beyond.max(peak.saturating_sub(stored_before));
+        }
+    });
+    let stored = store.stored_bytes();
+    let l0 = db.stats().levels[0].ssts.len();
+    println!("{BATCHES} MB written, {stored} stored, L0 {l0}: a write held at most {highest_beyond} beyond the stored");
+    assert!(l0 < 12, "the writes compacted L0 ({l0} SSTs left)");
+    // The memtable and its WAL copy (about 2.5 MB), a flush's SST (1 MB) and the output of one
+    // merge: L0's oldest SSTs up to twice L1's target with an L1 within twice its target (about
+    // 4 MB): about 7 MB. Merging the 12 L0 SSTs and L1 at once held 16.3 MB here.
+    assert!(
+        highest_beyond < 12 * 1024 * 1024,
+        "a write held {highest_beyond} bytes beyond the {stored} stored"
+    );
+    run(async {
+        for i in (0..BATCHES * 1_000).step_by(97) {
+            let value = db.get(format!("session:{i:08}").as_bytes()).await.unwrap();
+            assert_eq!(value, Some(vec![(i % 251) as u8; VALUE_LEN]));
+        }
+    });
+}
+
 /// The engine's live bytes added by reading every key once (all from SSTs) on a fresh database
 /// whose store shares its pages or, with `copies_only`, hands out copies.
 fn held_by_reading_everything(copies_only: bool) -> usize {

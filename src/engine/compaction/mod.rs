@@ -7,7 +7,8 @@
 //!
 //! Leveled: L0 SSTs (overlapping, newest first) are merged with the overlapping part of L1 once
 //! there are `l0_compaction_trigger` of them that do not all expire within a minute (those leave
-//! by whole drops instead); a deeper level over its target size pushes its
+//! by whole drops instead), the oldest first and at most twice L1's target of them at a time (an
+//! L1 over twice its target is pushed down first); a deeper level over its target size pushes its
 //! oldest SST down into the next level. `compact()` merges everything into the bottom level in
 //! steps of the same bounded size (never the whole tree at once: see `plan_full_step`).
 //! Each output, its new manifest and the deletion of unreferenced SST pages go in one commit.

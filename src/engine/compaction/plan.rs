@@ -32,11 +32,24 @@ fn key_range(ssts: &[Rc<SstHandle>]) -> Option<(Vec<u8>, Vec<u8>)> {
     Some((lo.to_vec(), hi.to_vec()))
 }
 
-/// All of L0 merged with the part of L1 it overlaps, into L1.
-fn plan_l0(v: &Version) -> Option<Plan> {
-    let l0 = v.levels.first()?.clone();
-    let (lo, hi) = key_range(&l0)?;
-    push_into(v, 0, l0, 1, &lo, &hi)
+/// L0's oldest SSTs, as many as fit in `budget` bytes (at least one), merged with the part of L1
+/// they overlap, into L1; the newer ones stay in L0, newer than anything in L1. The budget bounds
+/// a merge when L0 grew long with no maintenance running; a later merge takes the next ones.
+fn plan_l0(v: &Version, budget: u64) -> Option<Plan> {
+    let l0 = v.levels.first()?;
+    let mut bytes = 0u64;
+    let taken = l0
+        .iter()
+        .rev()
+        .take_while(|s| {
+            let first = bytes == 0;
+            bytes = bytes.saturating_add(s.bytes());
+            first || bytes <= budget
+        })
+        .count();
+    let oldest = l0.get(l0.len() - taken..)?.to_vec();
+    let (lo, hi) = key_range(&oldest)?;
+    push_into(v, 0, oldest, 1, &lo, &hi)
 }
 
 /// `pick` from `level` merged with the part of the next level it overlaps, into that level.
@@ -113,6 +126,12 @@ fn nothing_below(version: &Version, level: usize, lo: &[u8], hi: &[u8]) -> bool 
 }
 
 impl Inner {
+    /// The most bytes of L0 one merge takes: twice L1's target, as much as a merge whose L1 is
+    /// within its target ever rewrites of L1.
+    fn l0_merge_budget(&self) -> u64 {
+        self.level_target(1).saturating_mul(2)
+    }
+
     fn level_target(&self, level: usize) -> u64 {
         let mut target = self.options.level1_target_bytes;
         for _ in 1..level {
@@ -125,7 +144,12 @@ impl Inner {
     pub(crate) fn plan_compaction(&self, st: &State) -> Option<Plan> {
         let v = &st.version;
         if self.l0_merge_due(v) {
-            return plan_l0(v);
+            // An L0 merge rewrites what it overlaps in L1: an L1 far over its target (L0 merges
+            // in a row) goes down first, so that no merge grows with the data.
+            if v.level_bytes(1) > self.level_target(1).saturating_mul(2) {
+                return self.plan_over_target(v);
+            }
+            return plan_l0(v, self.l0_merge_budget());
         }
         if let Some(plan) = self.plan_whole_drop(st) {
             return Some(plan);
@@ -249,7 +273,7 @@ impl Inner {
                 continue;
             };
             if level == 0 {
-                return plan_l0(v);
+                return plan_l0(v, self.l0_merge_budget());
             }
             if nothing_below(v, level, pick.first_key(), pick.last_key()) {
                 // Nothing beneath: rewrite it in place, dropping what expired.

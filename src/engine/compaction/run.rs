@@ -35,9 +35,9 @@ impl Inner {
     /// Run compactions until the planner finds nothing to do, or (`force`) a full compaction:
     /// the steps of [`plan_full_step`](Inner::plan_full_step) until every SST is in one level,
     /// then each SST there that no step wrote as the bottom rewritten in place, so every row has
-    /// been through the filter as the bottom. A full compaction deletes the pages of each step's
-    /// inputs before the next step (when no reader holds them), so the store holds one step's
-    /// inputs and outputs beside the data at most.
+    /// been through the filter as the bottom. The pages of each step's inputs are deleted before
+    /// the next step (when no reader holds them), so the store holds one step's inputs and
+    /// outputs beside the data at most.
     pub(crate) async fn compact(&self, force: bool) -> Result<usize> {
         let _guard = self.manifest_lock.lock().await;
         let mut done = 0;
@@ -68,12 +68,10 @@ impl Inner {
             let bottommost = plan.bottommost;
             let outputs = self.run_compaction(plan).await?;
             done += 1;
-            if force {
-                if bottommost {
-                    as_bottom.extend(outputs);
-                }
-                self.reclaim_obsolete_locked().await?;
+            if force && bottommost {
+                as_bottom.extend(outputs);
             }
+            self.reclaim_obsolete_locked().await?;
         }
     }
 
