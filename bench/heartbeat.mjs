@@ -3,28 +3,10 @@
 // longest gap between turns of a MessageChannel heartbeat (the only measure Firefox and WebKit
 // allow: they have no Long Tasks API). It explains the longest-task rows of docs/performance.md.
 // Needs the package built (`bash scripts/build-package.sh`) and the e2e packages installed.
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { serve } from "../scripts/serve.mjs";
-import { ENGINES, launch } from "../tests/e2e/browsers.mjs";
+import { ENGINES } from "../tests/e2e/browsers.mjs";
+import { inBenchPage } from "./in-page.mjs";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const server = await serve({ "/bench/": path.join(root, "bench"), "/ttlkv/": root, "/node_modules/": path.join(root, "node_modules") }, 0, { crossOriginIsolated: true });
-try {
-  for (const engine of ENGINES) {
-    const browser = await launch(engine);
-    try {
-      const page = await (await browser.newContext()).newPage();
-      await page.goto(`${server.origin}/bench/browser/`);
-      await page.waitFor(() => window.bench);
-      console.log(engine, JSON.stringify(await page.evaluate(probe)));
-    } finally {
-      await browser.close();
-    }
-  }
-} finally {
-  await server.close();
-}
+for (const engine of ENGINES) console.log(engine, JSON.stringify(await inBenchPage(engine, probe)));
 
 /** In the page: the longest heartbeat gap (ms) in each phase of the ingest. */
 async function probe() {

@@ -8,28 +8,11 @@
 // The second minus the first is the commit's shape; the third minus the second is the put's path
 // through the package and the engine. Explains the durable-put rows of docs/performance.md.
 // Needs the package built (`bash scripts/build-package.sh`) and the e2e packages installed.
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { serve } from "../scripts/serve.mjs";
-import { launch } from "../tests/e2e/browsers.mjs";
+import { inBenchPage } from "./in-page.mjs";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const engine = process.argv[2] ?? "chromium";
-const server = await serve({ "/bench/": path.join(root, "bench"), "/ttlkv/": root, "/node_modules/": path.join(root, "node_modules") }, 0, { crossOriginIsolated: true });
-try {
-  const browser = await launch(engine);
-  try {
-    const page = await (await browser.newContext()).newPage();
-    await page.goto(`${server.origin}/bench/browser/`);
-    await page.waitFor(() => window.bench);
-    const out = await page.evaluate(probe);
-    for (const [name, { p50, p90 }] of Object.entries(out)) console.log(`${engine} ${name.padEnd(44)} p50 ${p50} ms, p90 ${p90} ms`);
-  } finally {
-    await browser.close();
-  }
-} finally {
-  await server.close();
-}
+const out = await inBenchPage(engine, probe);
+for (const [name, { p50, p90 }] of Object.entries(out)) console.log(`${engine} ${name.padEnd(44)} p50 ${p50} ms, p90 ${p90} ms`);
 
 /** In the page: p50 and p90 (ms) of each probe. */
 async function probe() {
