@@ -126,8 +126,8 @@ fn nothing_below(version: &Version, level: usize, lo: &[u8], hi: &[u8]) -> bool 
 }
 
 impl Inner {
-    /// The most bytes of L0 one merge takes: twice L1's target, as much as a merge whose L1 is
-    /// within its target ever rewrites of L1.
+    /// Twice L1's target: the most bytes of L0 one merge takes, and the most of L1 it rewrites
+    /// (an L1 over it is pushed down before the next L0 merge).
     fn l0_merge_budget(&self) -> u64 {
         self.level_target(1).saturating_mul(2)
     }
@@ -146,7 +146,7 @@ impl Inner {
         if self.l0_merge_due(v) {
             // An L0 merge rewrites what it overlaps in L1: an L1 far over its target (L0 merges
             // in a row) goes down first, so that no merge grows with the data.
-            if v.level_bytes(1) > self.level_target(1).saturating_mul(2) {
+            if v.level_bytes(1) > self.l0_merge_budget() {
                 return self.plan_over_target(v);
             }
             return plan_l0(v, self.l0_merge_budget());
@@ -173,16 +173,16 @@ impl Inner {
     /// is bounded as a planned compaction is, so the whole merge never holds the tree twice (the
     /// memory of a tab never shrinks, and a store near its quota has room for one step): a level
     /// over its target pushes its oldest SST down first; then L0's SSTs go into L1 one at a time,
-    /// oldest first; then each level above the deepest is pushed down one SST at a time, in key
-    /// order. The caller rewrites what the steps left untouched ([`plan_in_place`]).
+    /// oldest first (the planned L0 merge with no budget beyond its one SST); then each level
+    /// above the deepest is pushed down one SST at a time, in key order. The caller rewrites what
+    /// the steps left untouched ([`plan_in_place`]).
     pub(crate) fn plan_full_step(&self, st: &State) -> Option<Plan> {
         let v = &st.version;
         if let Some(plan) = self.plan_over_target(v) {
             return Some(plan);
         }
-        if let Some(oldest) = v.levels.first().and_then(|l0| l0.last()) {
-            let (lo, hi) = (oldest.first_key().to_vec(), oldest.last_key().to_vec());
-            return push_into(v, 0, alloc::vec![oldest.clone()], 1, &lo, &hi);
+        if v.levels.first().is_some_and(|l0| !l0.is_empty()) {
+            return plan_l0(v, 0);
         }
         let deepest = v.deepest_nonempty()?;
         let (level, first) = v
