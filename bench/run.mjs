@@ -8,11 +8,11 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { serve } from "../scripts/serve.mjs";
 import { ENGINES, launch } from "../tests/e2e/browsers.mjs";
 import { sessionMix, ingest, purge, memoryPerKey, churn } from "./node.mjs";
 import { median, sampleList, shuffle } from "./workloads.mjs";
 import { renderTable, renderSvg } from "./report.mjs";
+import { serveBench, benchPageOpener } from "./in-page.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "..");
@@ -42,7 +42,7 @@ log(await churn(size.churn));
 // The IndexedDB workloads in each browser engine (tests/e2e/browsers.mjs: Chromium, Firefox,
 // WebKit; TTLKV_BROWSERS picks), each against the peers in the same engine. Cross-origin isolated,
 // for performance.now() at 5 µs instead of 100 µs (single puts take ~0.5 ms).
-const server = await serve({ "/bench/": here, "/ttlkv/": root, "/node_modules/": path.join(root, "node_modules") }, 0, { crossOriginIsolated: true });
+const server = await serveBench();
 const engines = {};
 try {
   for (const engine of ENGINES) {
@@ -62,12 +62,7 @@ try {
 
 async function idbWorkloads(browser, report) {
   const context = await browser.newContext();
-  const page = async () => {
-    const p = await context.newPage();
-    await p.goto(`${server.origin}/bench/browser/`);
-    await p.waitFor(() => window.bench);
-    return p;
-  };
+  const page = benchPageOpener(context, server.origin);
   const p = await page();
   const idbPeers = order(["raw IndexedDB, one transaction", "raw IndexedDB, one put per transaction", "idb-keyval setMany", "idb-keyval set", "Dexie bulkPut", "ttlkv"]);
   // Each peer ingests into a fresh database several times: the median is the figure, and the

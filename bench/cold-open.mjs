@@ -1,0 +1,167 @@
+// `node bench/cold-open.mjs [chromium|firefox|webkit] [pages]`: where the cold open + first get of
+// `npm run bench` spends its time, in one browser engine (Chromium by default). A first page fills
+// a database with 100,000 keys of 100-byte strings, flushed and compacted, as the bench does; then
+// each of `pages` fresh pages (5 by default) loads the engine, opens the database and reads one key,
+// with the browser's own calls wrapped to stamp when each started and ended: the Web Lock request
+// and grant, `indexedDB.open`, every IndexedDB transaction from its creation to its `complete`
+// and every request from its issue to its `success`; then opens and reads the same again in the
+// same page, which is the open without its first-run costs (the engine compiled, its code run
+// once). Prints, per phase, the median over the pages in ms [lowest–highest], then the timeline
+// of the middle page.
+// Explains the cold-open rows of docs/performance.md. Needs the package built
+// (`bash scripts/build-package.sh`) and the e2e packages installed.
+import { withBenchPages } from "./in-page.mjs";
+
+const engine = process.argv[2] ?? "chromium";
+const pages = Number(process.argv[3] ?? 5);
+const KEYS = 100_000;
+
+const runs = await withBenchPages(engine, async (page) => {
+  const first = await page();
+  await first.evaluate(fill, KEYS);
+  await first.close();
+  const out = [];
+  for (let i = 0; i < pages; i++) {
+    const p = await page();
+    out.push(await p.evaluate(coldOpen, KEYS));
+    await p.close();
+  }
+  return out;
+});
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+for (const name of Object.keys(runs[0].phases)) {
+  const xs = runs.map((r) => r.phases[name]);
+  console.log(`${engine} ${name.padEnd(46)} ${median(xs).toFixed(2)} ms [${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}]`);
+}
+console.log(`\none page's timeline (ms from the start of the cold open):`);
+for (const e of runs[Math.floor(runs.length / 2)].timeline) console.log(`  ${e.start.toFixed(2).padStart(7)} → ${e.end.toFixed(2).padStart(7)}  ${e.what}`);
+
+/** In the first page: the database the cold opens read, written as `npm run bench` writes it. */
+async function fill(count) {
+  const { open, destroy } = await import("ttlkv");
+  await destroy("cold-open-probe").catch(() => {});
+  const db = await open("cold-open-probe", { maintenance: "manual" });
+  const key = (i) => `key:${String(i).padStart(8, "0")}`;
+  for (let i = 0; i < count; i += 1000) {
+    const ops = [];
+    for (let j = i; j < Math.min(i + 1000, count); j++) ops.push({ type: "put", key: key(j), value: `${j}`.padEnd(100, "x") });
+    await db.batch(ops);
+  }
+  await db.flush();
+  await db.compact();
+  await db.close();
+}
+
+/** In a fresh page: the cold open + first get, its phases and the timeline of its browser calls. */
+async function coldOpen(count) {
+  const { init, open } = await import("ttlkv");
+  const timeline = [];
+  let t0 = 0;
+  const stamp = (what) => {
+    const e = { what, start: performance.now() - t0, end: NaN };
+    timeline.push(e);
+    return (note = "") => {
+      e.end = performance.now() - t0;
+      e.what += note;
+    };
+  };
+  const locks = Object.getPrototypeOf(navigator.locks);
+  const request = locks.request;
+  locks.request = function (name, options, callback) {
+    const cb = typeof options === "function" ? options : callback;
+    const opts = typeof options === "function" ? {} : options;
+    const granted = stamp(`Web Lock ${name}: request → grant`);
+    return request.call(this, name, opts, (lock) => {
+      granted();
+      return cb(lock);
+    });
+  };
+  const factory = Object.getPrototypeOf(indexedDB);
+  const openIdb = factory.open;
+  factory.open = function (...args) {
+    const r = openIdb.apply(this, args);
+    const done = stamp(`indexedDB.open ${args[0]}`);
+    r.addEventListener("success", () => done());
+    r.addEventListener("error", () => done());
+    return r;
+  };
+  const transaction = IDBDatabase.prototype.transaction;
+  IDBDatabase.prototype.transaction = function (stores, mode, ...rest) {
+    const tx = transaction.call(this, stores, mode, ...rest);
+    const names = [].concat(stores).join("+");
+    const done = stamp(`transaction ${mode ?? "readonly"} [${names}]`);
+    tx.addEventListener("complete", () => done());
+    tx.addEventListener("abort", () => done(" (aborted)"));
+    return tx;
+  };
+  for (const method of ["get", "getAll", "getAllKeys", "put", "delete"]) {
+    const original = IDBObjectStore.prototype[method];
+    IDBObjectStore.prototype[method] = function (...args) {
+      const r = original.apply(this, args);
+      const arg = args[0] instanceof IDBKeyRange ? `${args[0].lower}…${args[0].upper}` : String(args[0]);
+      const done = stamp(`  ${this.name}.${method}(${arg.slice(0, 40)})`);
+      r.addEventListener("success", () => {
+        const result = r.result;
+        if (result?.byteLength !== undefined) done(`: ${result.byteLength} B`);
+        else if (Array.isArray(result)) done(`: ${result.length} keys or values`);
+        else done();
+      });
+      return r;
+    };
+  }
+  const k = `key:${String(Math.floor(count / 2)).padStart(8, "0")}`;
+  t0 = performance.now();
+  const loaded = stamp("init(): fetch, compile, instantiate");
+  await init({ url: new URL("/ttlkv/bindings/js/dist/pkg/ttlkv_web_bg.wasm", location.href) });
+  loaded();
+  const opened = stamp("open()");
+  const db = await open("cold-open-probe", { maintenance: "manual" });
+  opened();
+  const got = stamp("first get()");
+  const v = await db.get(k);
+  got();
+  if (!v?.startsWith(String(Math.floor(count / 2)))) throw new Error(`read ${v}`);
+  await db.close();
+  // The same again in this page, the engine loaded and run once: what the open costs without
+  // any first-run work (compiling, allocating the engine's memory, JIT warm-up).
+  const again = performance.now();
+  const db2 = await open("cold-open-probe", { maintenance: "manual" });
+  const reopened = performance.now();
+  await db2.get(k);
+  const regot = performance.now();
+  await db2.close();
+  const phase = (prefix) => {
+    const e = timeline.find((x) => x.what.startsWith(prefix));
+    return e ? e.end - e.start : NaN;
+  };
+  const total = timeline.find((x) => x.what === "first get()").end;
+  const openEnd = timeline.find((x) => x.what === "open()").end;
+  const requests = timeline.filter((x) => x.what.startsWith("  ") && x.start < openEnd);
+  return {
+    phases: {
+      "cold open + first get": total,
+      "init(): fetch, compile, instantiate": phase("init()"),
+      "open()": phase("open()"),
+      "  of which waiting for the Web Lock": phase("Web Lock"),
+      "  of which waiting for indexedDB.open": phase("indexedDB.open"),
+      "  of which IndexedDB requests in flight": union(requests.map((x) => ({ start: x.start, end: Math.min(x.end, openEnd) }))),
+      "first get()": phase("first get()"),
+      "second open() in the same page": reopened - again,
+      "second open()'s first get()": regot - reopened,
+    },
+    timeline,
+  };
+
+  /** How long at least one of the intervals `xs` was open. */
+  function union(xs) {
+    let sum = 0;
+    let reach = -Infinity;
+    for (const { start, end } of [...xs].sort((a, b) => a.start - b.start)) {
+      if (end > reach) {
+        sum += end - Math.max(start, reach);
+        reach = end;
+      }
+    }
+    return sum;
+  }
+}
