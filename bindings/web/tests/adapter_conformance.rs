@@ -52,18 +52,30 @@ export function scratchDir() {
   const path = process.getBuiltinModule("node:path");
   return fs.mkdtempSync(path.join(os.tmpdir(), "ttlkv-fs-adapter-"));
 }
+export function removeDir(dir) {
+  process.getBuiltinModule("node:fs").rmSync(dir, { recursive: true, force: true });
+}
 "#)]
 extern "C" {
     #[wasm_bindgen(js_name = scratchDir)]
     fn scratch_dir() -> String;
+    #[wasm_bindgen(js_name = removeDir)]
+    fn remove_dir(dir: &str);
 }
 
 #[wasm_bindgen_test]
 async fn a_file_adapter_with_node_fs_passes_the_page_store_conformance_suite() {
+    // One scratch directory for the run, a store directory in it per behaviour, all removed
+    // after the run.
+    let scratch = scratch_dir();
+    let stores = std::cell::Cell::new(0u32);
     let ran = conformance::run_all(|| {
-        JsAdapterStore::new(fs_adapter(&format!("{}/store", scratch_dir()))).expect("adapter")
+        stores.set(stores.get() + 1);
+        let dir = format!("{scratch}/store-{}", stores.get());
+        JsAdapterStore::new(fs_adapter(&dir)).expect("adapter")
     })
     .await;
+    remove_dir(&scratch);
     assert_eq!(ran, conformance::BEHAVIOURS.len());
 }
 
