@@ -17,13 +17,17 @@ const pages = Number(process.argv[3] ?? 5);
 const KEYS = 100_000;
 
 const runs = await withBenchPages(engine, async (page) => {
+  const inPage = (what, p, fn) =>
+    p.evaluate(fn, KEYS).catch((e) => {
+      throw new Error(`${engine}, ${what}: ${e.message}`, { cause: e });
+    });
   const first = await page();
-  await first.evaluate(fill, KEYS);
+  await inPage("the page that fills the database", first, fill);
   await first.close();
   const out = [];
   for (let i = 0; i < pages; i++) {
     const p = await page();
-    out.push(await p.evaluate(coldOpen, KEYS));
+    out.push(await inPage(`cold page ${i + 1}`, p, coldOpen));
     await p.close();
   }
   return out;
@@ -115,7 +119,10 @@ async function coldOpen(count) {
   await init({ url: new URL("/ttlkv/bindings/js/dist/pkg/ttlkv_web_bg.wasm", location.href) });
   loaded();
   const opened = stamp("open()");
-  const db = await open("cold-open-probe", { maintenance: "manual" });
+  const failed = (what) => (e) => {
+    throw new Error(`${what}: ${e.code ?? e.name}: ${e.message}`);
+  };
+  const db = await open("cold-open-probe", { maintenance: "manual" }).catch(failed("the first open"));
   opened();
   const got = stamp("first get()");
   const v = await db.get(k);
@@ -125,7 +132,7 @@ async function coldOpen(count) {
   // The same again in this page, the engine loaded and run once: what the open costs without
   // any first-run work (compiling, allocating the engine's memory, JIT warm-up).
   const again = performance.now();
-  const db2 = await open("cold-open-probe", { maintenance: "manual" });
+  const db2 = await open("cold-open-probe", { maintenance: "manual" }).catch(failed("the second open"));
   const reopened = performance.now();
   await db2.get(k);
   const regot = performance.now();
