@@ -106,7 +106,8 @@ async function coldOpen(count) {
       const done = stamp(`  ${this.name}.${method}(${arg.slice(0, 40)})`);
       r.addEventListener("success", () => {
         const result = r.result;
-        if (result?.byteLength !== undefined) done(`: ${result.byteLength} B`);
+        if (result instanceof Uint8Array && sstNamed(result) !== undefined) done(`: ${result.byteLength} B naming SST ${sstNamed(result)}`);
+        else if (result?.byteLength !== undefined) done(`: ${result.byteLength} B`);
         else if (Array.isArray(result)) done(`: ${result.length} keys or values`);
         else done();
       });
@@ -119,8 +120,22 @@ async function coldOpen(count) {
   await init({ url: new URL("/ttlkv/bindings/js/dist/pkg/ttlkv_web_bg.wasm", location.href) });
   loaded();
   const opened = stamp("open()");
-  const failed = (what) => (e) => {
-    throw new Error(`${what}: ${e.code ?? e.name}: ${e.message}`);
+  // A failed open says what IndexedDB delivered to this page for each metadata page it read, and
+  // what is stored under each metadata page's key (read back here, past the engine).
+  const failed = (what) => async (e) => {
+    const delivered = timeline.filter((x) => x.what.includes("naming SST")).slice(-12).map((x) => x.what.trim());
+    let stored = [];
+    try {
+      const raw = await answer(indexedDB.open("ttlkv:cold-open-probe"));
+      const pages = () => raw.transaction("pages").objectStore("pages");
+      for (const key of await answer(pages().getAllKeys(IDBKeyRange.bound("m/", "m/~")))) {
+        stored.push(`${key} names SST ${sstNamed(await answer(pages().get(key)))}`);
+      }
+      raw.close();
+    } catch (r) {
+      stored = [`(could not be read: ${r})`];
+    }
+    throw new Error(`${what}: ${e.code ?? e.name}: ${e.message}\n  delivered to the page: ${delivered.join("; ")}\n  stored: ${stored.join("; ")}`);
   };
   const db = await open("cold-open-probe", { maintenance: "manual" }).catch(failed("the first open"));
   opened();
@@ -158,6 +173,19 @@ async function coldOpen(count) {
     },
     timeline,
   };
+
+  /** The SST id a metadata page names (after its magic "TKVS" and 8 bytes, a u64 LE), if it is one. */
+  function sstNamed(bytes) {
+    const magic = bytes.byteLength >= 20 && String.fromCharCode(...bytes.subarray(0, 4)) === "TKVS";
+    return magic ? new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getBigUint64(12, true) : undefined;
+  }
+
+  function answer(r) {
+    return new Promise((resolve, reject) => {
+      r.onsuccess = () => resolve(r.result);
+      r.onerror = () => reject(r.error);
+    });
+  }
 
   /** How long at least one of the intervals `xs` was open. */
   function union(xs) {

@@ -173,7 +173,11 @@ impl Inner {
                     .ok_or_else(|| Error::corruption("missing").context(page))?;
                 let meta = SstMeta::decode(&bytes).map_err(|e| e.context(page))?;
                 if meta.id != id {
-                    return Err(Error::corruption("metadata names another SST").context(page));
+                    return Err(Error::corruption(alloc::format!(
+                        "metadata names another SST ({})",
+                        meta.id
+                    ))
+                    .context(page));
                 }
                 referenced.push(id);
                 level.push(Rc::new(SstHandle::new(meta)));

@@ -283,7 +283,10 @@ impl PageStore for IndexedDbStore {
 
     fn get_pages(&self, ids: Vec<PageId>) -> StoreFuture<'_, Vec<Option<Vec<u8>>>> {
         Box::pin(async move {
-            // One transaction: every request is issued before the first answer is awaited.
+            // One transaction: every request is issued before the first answer is awaited. Each
+            // request's handlers are attached as it is issued (`into_future`), not when its turn
+            // to be awaited comes (`idb` attaches them only in `into_future`), so no answer can
+            // be dispatched before its handler exists, however the browser orders its events.
             let tx = self.transaction(&[PAGES], TransactionMode::ReadOnly)?;
             let pages = tx
                 .object_store(PAGES)
@@ -293,6 +296,7 @@ impl PageStore for IndexedDbStore {
                 .map(|id| {
                     pages
                         .get(JsValue::from_str(&page_key(*id)))
+                        .map(IntoFuture::into_future)
                         .map_err(|e| idb_error("getPages", e))
                 })
                 .collect::<Result<Vec<_>>>()?;
