@@ -7,7 +7,9 @@
 // and every request from its issue to its `success`; then opens and reads the same again in the
 // same page, which is the open without its first-run costs (the engine compiled, its code run
 // once). Prints, per phase, the median over the pages in ms [lowest–highest], then the timeline
-// of the middle page.
+// of the middle page. An open that fails says what IndexedDB delivered to the page for each SST
+// metadata page and what is stored under each key (how the WebKit fault in docs/performance.md
+// was pinned down; a loop of WebKit runs reproduces it).
 // Explains the cold-open rows of docs/performance.md. Needs the package built
 // (`bash scripts/build-package.sh`) and the e2e packages installed.
 import { withBenchPages } from "./in-page.mjs";
