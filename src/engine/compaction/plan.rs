@@ -33,7 +33,8 @@ fn key_range(ssts: &[Rc<SstHandle>]) -> Option<(Vec<u8>, Vec<u8>)> {
 }
 
 /// L0's oldest SSTs, as many as fit in `budget` bytes (at least one), merged with the part of L1
-/// they overlap, into L1; the newer ones stay in L0, newer than anything in L1. The budget bounds
+/// they overlap, into L1 (`None` when L0 is empty); the newer ones stay in L0, newer than
+/// anything in L1. The budget bounds
 /// a merge when L0 grew long with no maintenance running; a later merge takes the next ones.
 fn plan_l0(v: &Version, budget: u64) -> Option<Plan> {
     let l0 = v.levels.first()?;
@@ -146,10 +147,11 @@ impl Inner {
         if self.l0_merge_due(v) {
             // An L0 merge rewrites what it overlaps in L1: an L1 far over its target (L0 merges
             // in a row) goes down first, so that no merge grows with the data.
-            if v.level_bytes(1) > self.l0_merge_budget() {
+            let budget = self.l0_merge_budget();
+            if v.level_bytes(1) > budget {
                 return self.plan_over_target(v);
             }
-            return plan_l0(v, self.l0_merge_budget());
+            return plan_l0(v, budget);
         }
         if let Some(plan) = self.plan_whole_drop(st) {
             return Some(plan);
@@ -181,8 +183,8 @@ impl Inner {
         if let Some(plan) = self.plan_over_target(v) {
             return Some(plan);
         }
-        if v.levels.first().is_some_and(|l0| !l0.is_empty()) {
-            return plan_l0(v, 0);
+        if let Some(plan) = plan_l0(v, 0) {
+            return Some(plan);
         }
         let deepest = v.deepest_nonempty()?;
         let (level, first) = v
