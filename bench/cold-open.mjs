@@ -104,7 +104,9 @@ async function coldOpen(count) {
     const original = IDBObjectStore.prototype[method];
     IDBObjectStore.prototype[method] = function (...args) {
       const r = original.apply(this, args);
-      const arg = args[0] instanceof IDBKeyRange ? `${args[0].lower}…${args[0].upper}` : String(args[0]);
+      // put(value, key) names its key second; the others take the key or range first.
+      const target = method === "put" ? args[1] : args[0];
+      const arg = target instanceof IDBKeyRange ? `${target.lower}…${target.upper}` : String(target);
       const done = stamp(`  ${this.name}.${method}(${arg.slice(0, 40)})`);
       r.addEventListener("success", () => {
         const result = r.result;
