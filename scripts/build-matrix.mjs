@@ -1,7 +1,8 @@
 // The npm package's build matrix (build.toml), read with a real TOML parser and printed for
 // scripts/build-package.sh as shell-safe lines:
 //   crate <path>
-//   target <wasm-bindgen target> <out_dir> <cargo profile>      (one per [[target]])
+//   target <wasm-bindgen target> <out_dir> <cargo profile> <features, comma-separated, or ->
+//                                                                 (one per [[target]])
 //   wasm_opt <enabled: true|false> <tool>
 //   wasm_opt_flag <flag>                                          (one per flag)
 // A missing or mistyped field is an error that names it, not a silently empty build.
@@ -24,7 +25,11 @@ if (!Array.isArray(targets) || targets.length === 0) throw new Error("build.toml
 targets.forEach((t, i) => {
   const where = `target[${i}]`;
   const profile = t.profile === undefined ? "release" : field(t, "profile", "string", where);
-  lines.push(`target ${field(t, "name", "string", where)} ${field(t, "out_dir", "string", where)} ${profile}`);
+  const features = t.features ?? [];
+  if (!Array.isArray(features) || !features.every((f) => typeof f === "string" && /^[\w-]+$/.test(f))) {
+    throw new Error(`build.toml: ${where}.features must be a list of cargo feature names`);
+  }
+  lines.push(`target ${field(t, "name", "string", where)} ${field(t, "out_dir", "string", where)} ${profile} ${features.join(",") || "-"}`);
 });
 const opt = matrix.wasm_opt;
 lines.push(`wasm_opt ${field(opt, "enabled", "boolean", "wasm_opt")} ${field(opt, "tool", "string", "wasm_opt")}`);

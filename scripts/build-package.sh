@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Build the npm package from its build matrix, build.toml (read by scripts/build-matrix.mjs with a
 # TOML parser): for each [[target]], build `ttlkv-web` for wasm32 with the target's cargo
-# profile, run wasm-bindgen (the version pinned in bindings/web/Cargo.toml; installed once if
-# missing) into its out_dir, then the [wasm_opt] tool (wasm-opt from npm's binaryen) with its
+# profile and features, run wasm-bindgen (the version pinned in bindings/web/Cargo.toml;
+# installed once if missing) into its out_dir, then the [wasm_opt] tool (wasm-opt from npm's binaryen) with its
 # flags. Then scripts/bundle-js.sh bundles the JS (the core with the wasm-bindgen glue, an entry
 # per runtime, the adapters, the Keyv store) into bindings/js/dist, what the package ships, and
 # prints what a browser loads, raw and gzipped. wasm-opt, esbuild and the TOML parser are pinned
@@ -37,11 +37,12 @@ if [ -n "$registry" ]; then
   export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="--remap-path-prefix=${registry%/}=c"
 fi
 
-while read -r target out_dir profile; do
+while read -r target out_dir profile features; do
   profile=${TTLKV_PROFILE:-$profile}
   dir=$profile; [ "$profile" = dev ] && dir=debug
-  echo "target $target: cargo profile $profile -> $out_dir"
-  cargo build -p ttlkv-web --target wasm32-unknown-unknown --profile "$profile"
+  [ "$features" = - ] && features=""
+  echo "target $target: cargo profile $profile${features:+, features $features} -> $out_dir"
+  cargo build -p ttlkv-web --target wasm32-unknown-unknown --profile "$profile" --features "$features"
   # No default module path: the entry always passes the wasm's location (a fallback URL relative
   # to the glue would point next to the bundle, where bundlers would look for a file that is not
   # there).

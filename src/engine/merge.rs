@@ -143,11 +143,7 @@ impl RunCursor {
                 self.done = true;
                 return Ok(());
             };
-            self.page_index = bound.map_or(0, |s| {
-                sst.meta
-                    .pages
-                    .partition_point(|p| p.last_key.as_slice() < s)
-            });
+            self.page_index = bound.map_or(0, |s| sst.page_for(s));
             self.load(inner).await?;
             self.row = match (bound, &self.page) {
                 (Some(s), Some(page)) => page.lower_bound(s)?,

@@ -134,7 +134,7 @@ impl Inner {
             return Ok(None);
         }
         let pages = &sst.meta.pages;
-        let mut index = pages.partition_point(|p| p.last_key.as_slice() < key);
+        let mut index = sst.page_for(key);
         while let Some(page_ref) = pages.get(index) {
             if page_ref.first_key.as_slice() > key {
                 break;

@@ -6,16 +6,18 @@ use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::RefCell;
 
-use crate::format::{DataPage, SstMeta};
+use crate::format::{DataPage, SearchAid, SstMeta};
 use crate::store::PageId;
 
 /// An SST that is (or was) part of the tree: its metadata, loaded once, its size (summed once:
-/// the planner asks for it on every wake-up computation), and the data pages a store that shares
-/// its pages has handed out for it.
+/// the planner asks for it on every wake-up computation), the prefixes of its pages' last keys
+/// (built by the first search), and the data pages a store that shares its pages has handed out
+/// for it.
 #[derive(Debug)]
 pub(crate) struct SstHandle {
     pub meta: SstMeta,
     bytes: u64,
+    last_key_search: SearchAid,
     /// Shared pages by index, each decoded once: a later read of one finds it here instead of
     /// searching the store's map and reading the page's header again. They hold the store's own
     /// bytes (no copy), which live as long as this handle anyway (see the module docs).
@@ -37,8 +39,20 @@ impl SstHandle {
         SstHandle {
             meta,
             bytes,
+            last_key_search: SearchAid::default(),
             shared: RefCell::new(Vec::new()),
         }
+    }
+
+    /// The index of the first data page whose last key is `>= key` (the only page that can hold
+    /// `key`'s newest version), or the number of pages if there is none.
+    pub(crate) fn page_for(&self, key: &[u8]) -> usize {
+        let pages = &self.meta.pages;
+        let range = self.last_key_search.narrow(key, pages.len(), || {
+            Some(pages.iter().map(|p| p.last_key.as_slice()).collect())
+        });
+        let within = pages.get(range.clone()).unwrap_or_default();
+        range.start + within.partition_point(|p| p.last_key.as_slice() < key)
     }
 
     /// Data page `index` as a store that shares its pages handed it out before, if it did.

@@ -3,6 +3,7 @@
 //!
 //! Rooms: [`codec`] (a bounded reader and little-endian writers), [`checksum`] (CRC-32 seals),
 //! [`row`] (rows and row features), [`data_page`] (an SST's bounded-size pages of sorted rows),
+//! [`key_prefixes`] (a search aid over sorted keys, in memory only),
 //! [`sst_meta`] (an SST's metadata page, with its expiry percentiles), [`manifest`] (the SST list,
 //! WAL position, writer epoch and clock seed), [`wal`] (one group commit of write batches).
 //!
@@ -23,6 +24,7 @@ pub mod checksum;
 pub mod codec;
 pub mod data_page;
 pub mod key_filter;
+pub mod key_prefixes;
 pub mod manifest;
 pub mod row;
 pub mod sst_meta;
@@ -31,6 +33,7 @@ pub mod wal;
 pub use checksum::{crc32, seal, unseal};
 pub use data_page::{DataPage, DataPageBuilder};
 pub use key_filter::{key_hash, KeyFilter};
+pub use key_prefixes::{KeyPrefixes, SearchAid};
 pub use manifest::{Manifest, MovedKeyspace, NamespaceEntry};
 pub use row::{
     decode_row, decode_row_key, encode_row, encoded_row_len, row_order, Row, RowFeatures, RowRef,
