@@ -4,30 +4,45 @@
 //! probed key where it lies, and compares whole keys only among the few whose eight bytes equal
 //! the sought key's. It is built in memory from keys already read; it is not part of the format.
 //!
-//! [`SearchAid`] is what a page or an SST holds: its keys' prefixes, built by the first search
-//! that asks and shared by every clone. With the `search-prefixes` feature off (the browser's
-//! engine, where 1.4 KB of gzipped code would cost more than it saves a page read from
-//! IndexedDB) it holds nothing and narrows nothing, and searches read the keys themselves.
+//! [`SearchAid`] is what a page or an SST holds: its keys' prefixes, built once searches of it
+//! show it is read often ([`SEARCHES_BEFORE_PREFIXES`]) and shared by every clone. With the
+//! `search-prefixes` feature off (the browser's engine, where 1.4 KB of gzipped code would cost
+//! more than it saves a page read from IndexedDB) it holds nothing and narrows nothing, and
+//! searches read the keys themselves.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::ops::Range;
 #[cfg(feature = "search-prefixes")]
-use {alloc::rc::Rc, core::cell::OnceCell};
+use {
+    alloc::rc::Rc,
+    core::cell::{Cell, OnceCell},
+};
+
+/// How many searches of a key list go without prefixes before one builds them. Building reads
+/// every key once, as a few plain searches do: a page searched once or twice (a purge's, a
+/// write's lookup, a scan's seek) would pay more than it saves.
+pub const SEARCHES_BEFORE_PREFIXES: u32 = 3;
 
 /// A lazily built [`KeyPrefixes`] over a fixed list of sorted keys, shared by clones.
 #[derive(Clone, Debug, Default)]
-pub struct SearchAid(
-    /// `None` inside once built if the keys could not be read (the search then reads them
-    /// itself, and reports the damage).
-    #[cfg(feature = "search-prefixes")]
-    Rc<OnceCell<Option<KeyPrefixes>>>,
-);
+pub struct SearchAid(#[cfg(feature = "search-prefixes")] Rc<Aid>);
+
+#[cfg(feature = "search-prefixes")]
+#[derive(Debug, Default)]
+struct Aid {
+    /// Searches made without prefixes so far.
+    searches: Cell<u32>,
+    /// `None` once built if the keys could not be read (searches then read them themselves,
+    /// and report the damage).
+    prefixes: OnceCell<Option<KeyPrefixes>>,
+}
 
 impl SearchAid {
     /// Where the first of `len` sorted keys that is `>= key` lies, as [`KeyPrefixes::narrow`]
-    /// says; `keys` lists them the first time (`None` if they cannot be read). Without the
-    /// `search-prefixes` feature, or if the keys could not be read, the whole `0..len`.
+    /// says; `keys` lists them when the prefixes are built (`None` if they cannot be read).
+    /// The whole `0..len` for the first [`SEARCHES_BEFORE_PREFIXES`] searches, without the
+    /// `search-prefixes` feature, or if the keys could not be read.
     #[cfg_attr(not(feature = "search-prefixes"), allow(unused_variables))]
     pub fn narrow<'k>(
         &self,
@@ -36,8 +51,22 @@ impl SearchAid {
         keys: impl FnOnce() -> Option<Vec<&'k [u8]>>,
     ) -> Range<usize> {
         #[cfg(feature = "search-prefixes")]
-        if let Some(prefixes) = self.0.get_or_init(|| keys().map(|k| KeyPrefixes::new(&k))) {
-            return prefixes.narrow(key);
+        {
+            let aid = &self.0;
+            let built = match aid.prefixes.get() {
+                Some(built) => built.as_ref(),
+                None if aid.searches.get() < SEARCHES_BEFORE_PREFIXES => {
+                    aid.searches.set(aid.searches.get() + 1);
+                    None
+                }
+                None => aid
+                    .prefixes
+                    .get_or_init(|| keys().map(|k| KeyPrefixes::new(&k)))
+                    .as_ref(),
+            };
+            if let Some(prefixes) = built {
+                return prefixes.narrow(key);
+            }
         }
         0..len
     }
@@ -193,6 +222,32 @@ mod tests {
             let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
             let probes: Vec<&[u8]> = probes.iter().map(Vec::as_slice).collect();
             check(&keys, &probes);
+        }
+    }
+
+    #[cfg(feature = "search-prefixes")]
+    #[test]
+    fn a_search_aid_builds_the_prefixes_once_a_list_was_searched_often_and_shares_them() {
+        let keys: Vec<&[u8]> = vec![b"a1", b"a2", b"a3", b"a4"];
+        let aid = SearchAid::default();
+        let listed = core::cell::Cell::new(0);
+        let list = || {
+            listed.set(listed.get() + 1);
+            Some(keys.clone())
+        };
+        for _ in 0..SEARCHES_BEFORE_PREFIXES {
+            assert_eq!(aid.narrow(b"a3", keys.len(), list), 0..4);
+        }
+        assert_eq!(listed.get(), 0, "no list read before the threshold");
+        let clone = aid.clone();
+        assert_eq!(aid.narrow(b"a3", keys.len(), list), 2..3);
+        assert_eq!(clone.narrow(b"a0", keys.len(), list), 0..0);
+        assert_eq!(clone.narrow(b"a9", keys.len(), list), 4..4);
+        assert_eq!(listed.get(), 1, "built once, shared by the clone");
+        // Keys that cannot be read: plain searches from then on, never a second attempt.
+        let broken = SearchAid::default();
+        for _ in 0..SEARCHES_BEFORE_PREFIXES + 3 {
+            assert_eq!(broken.narrow(b"a3", 4, || None), 0..4);
         }
     }
 
