@@ -1,12 +1,17 @@
 //! Giving the browser's event loop a turn in the middle of long engine work (the IndexedDB
-//! store's [`PageStore::yield_now`](ttlkv::store::PageStore::yield_now)): `scheduler.yield()`
-//! where the host has it (Chromium, Firefox; the rest of the work then runs before other queued
-//! tasks of lower priority), else a message to itself over a `MessageChannel` (WebKit), else a
-//! `setTimeout` of 0. Not the timer first: a hidden page's timers are throttled (WebKit: a
-//! `setTimeout(0)` took 43 ms on average in a background tab, and an ingest of 100,000 values,
-//! which yields between slices, ran 50 times slower than with a message), while a message is the
-//! next task like any other. Written in JS: the same choice made in Rust through `Reflect` costs
-//! the module more than half a kilobyte.
+//! store's [`PageStore::yield_now`](ttlkv::store::PageStore::yield_now)): a message to itself over
+//! a `MessageChannel`, else a `setTimeout` of 0. The work's next slice then waits behind every
+//! task already queued, the app's own included, so none of them waits longer than one slice.
+//!
+//! Not `scheduler.yield()` (Chromium, Firefox): its continuation runs before other queued tasks,
+//! so a flush's slices ran back to back ahead of the page's own tasks. A `MessageChannel`
+//! heartbeat in Firefox waited 46–48 ms through the flush of a 100k ingest that way, 4 ms with
+//! the message (`node bench/heartbeat.mjs`); input and rendering get their turns either way.
+//! Not the timer first: a hidden page's timers are throttled (WebKit: a `setTimeout(0)` took
+//! 43 ms on average in a background tab, and an ingest of 100,000 values, which yields between
+//! slices, ran 50 times slower than with a message), while a message is the next task like any
+//! other. Written in JS: the same choice made in Rust through `Reflect` costs the module more
+//! than half a kilobyte.
 
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
@@ -14,8 +19,6 @@ use wasm_bindgen_futures::JsFuture;
 
 #[wasm_bindgen(inline_js = r#"
 export function eventLoopTurn() {
-  const scheduler = globalThis.scheduler;
-  if (typeof scheduler?.yield === "function") return scheduler.yield();
   if (typeof MessageChannel === "function") {
     return new Promise((resolve) => {
       const channel = new MessageChannel();
@@ -33,6 +36,6 @@ extern "C" {
 
 /// Resolves after the host ran whatever else was waiting for the thread.
 pub async fn event_loop_turn() {
-    // None of the three can reject; were one to, the work simply goes on.
+    // Neither can reject; were one to, the work simply goes on.
     let _ = JsFuture::from(event_loop_turn_promise()).await;
 }
