@@ -2,10 +2,10 @@
 # Build the npm package from its build matrix, build.toml (read by scripts/build-matrix.mjs with a
 # TOML parser): for each [[target]], build `ttlkv-web` for wasm32 with the target's cargo
 # profile and features, run wasm-bindgen (the version pinned in bindings/web/Cargo.toml;
-# installed once if missing) into its out_dir, then the [wasm_opt] tool (wasm-opt from npm's binaryen) with its
-# flags. Then scripts/bundle-js.sh bundles the JS (the core with the wasm-bindgen glue, an entry
-# per runtime, the adapters, the Keyv store) into bindings/js/dist, what the package ships, and
-# prints what a browser loads, raw and gzipped. wasm-opt, esbuild and the TOML parser are pinned
+# installed once if missing) into its out_dir, then the [wasm_opt] tool (wasm-opt from npm's
+# binaryen) with its flags. Then scripts/bundle-js.sh bundles the JS (the core with the
+# wasm-bindgen glue, an entry per runtime, the adapters, the Keyv store) into bindings/js/dist,
+# what the package ships, and prints what a browser loads, raw and gzipped. wasm-opt, esbuild and the TOML parser are pinned
 # root devDependencies, installed when missing.
 # TTLKV_PROFILE overrides every target's profile (e.g. `dev` for a quick debug build).
 set -euo pipefail

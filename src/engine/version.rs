@@ -11,7 +11,7 @@ use crate::store::PageId;
 
 /// An SST that is (or was) part of the tree: its metadata, loaded once, its size (summed once:
 /// the planner asks for it on every wake-up computation), the prefixes of its pages' last keys
-/// (built by the first search), and the data pages a store that shares its pages has handed out
+/// (built once searches show the SST is read often), and the data pages a store that shares its pages has handed out
 /// for it.
 #[derive(Debug)]
 pub(crate) struct SstHandle {

@@ -126,8 +126,9 @@ impl DataPageBuilder {
 /// than panic. [`decode_trusted`](Self::decode_trusted) checks only the header, for pages that
 /// never left this process; the accessors' bounds checks still turn any damage into an error.
 ///
-/// The first [`lower_bound`](Self::lower_bound) builds the rows' key prefixes ([`SearchAid`]),
-/// shared by every clone, so later searches read one small array instead of each probed row.
+/// Once a few [`lower_bound`](Self::lower_bound)s show the page is read often, one of them builds
+/// the rows' key prefixes ([`SearchAid`]), shared by every clone, so later searches read one
+/// small array instead of each probed row.
 #[derive(Clone, Debug)]
 pub struct DataPage {
     bytes: Rc<Vec<u8>>,
