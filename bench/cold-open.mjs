@@ -110,7 +110,8 @@ async function coldOpen(count) {
       const done = stamp(`  ${this.name}.${method}(${arg.slice(0, 40)})`);
       r.addEventListener("success", () => {
         const result = r.result;
-        if (result instanceof Uint8Array && sstNamed(result) !== undefined) done(`: ${result.byteLength} B naming SST ${sstNamed(result)}`);
+        const sst = result instanceof Uint8Array ? sstNamed(result) : undefined;
+        if (sst !== undefined) done(`: ${result.byteLength} B naming SST ${sst}`);
         else if (result?.byteLength !== undefined) done(`: ${result.byteLength} B`);
         else if (Array.isArray(result)) done(`: ${result.length} keys or values`);
         else done();

@@ -11,8 +11,8 @@ use crate::store::PageId;
 
 /// An SST that is (or was) part of the tree: its metadata, loaded once, its size (summed once:
 /// the planner asks for it on every wake-up computation), the prefixes of its pages' last keys
-/// (built once searches show the SST is read often), and the data pages a store that shares its pages has handed out
-/// for it.
+/// (built once searches show the SST is read often), and the data pages a store that shares its
+/// pages has handed out for it.
 #[derive(Debug)]
 pub(crate) struct SstHandle {
     pub meta: SstMeta,

@@ -34,8 +34,8 @@ fn key_range(ssts: &[Rc<SstHandle>]) -> Option<(Vec<u8>, Vec<u8>)> {
 
 /// L0's oldest SSTs, as many as fit in `budget` bytes (at least one), merged with the part of L1
 /// they overlap, into L1 (`None` when L0 is empty); the newer ones stay in L0, newer than
-/// anything in L1. The budget bounds
-/// a merge when L0 grew long with no maintenance running; a later merge takes the next ones.
+/// anything in L1. The budget bounds a merge when L0 grew long with no maintenance running; a
+/// later merge takes the next ones.
 fn plan_l0(v: &Version, budget: u64) -> Option<Plan> {
     let l0 = v.levels.first()?;
     let mut bytes = 0u64;
