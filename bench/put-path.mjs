@@ -6,15 +6,21 @@
 //   one page put, the read awaited before the transaction completes;
 // - a ttlkv durable put (the package, maintenance manual).
 // The second minus the first is the commit's shape; the third minus the second is the put's path
-// through the package and the engine. Explains the durable-put rows of docs/performance.md.
+// through the package and the engine. Then 2,000 more ttlkv puts alone, each timed at the events
+// of its commit (IndexedDB's prototypes wrapped to note when the transaction is made, when the
+// manifest read answers, when `commit()` is called, when `complete` fires): the p50 of each
+// phase. Explains the durable-put rows of docs/performance.md.
 // Needs the package built (`bash scripts/build-package.sh`) and the e2e packages installed.
 import { inBenchPage } from "./in-page.mjs";
 
 const engine = process.argv[2] ?? "chromium";
 const out = await inBenchPage(engine, probe);
-for (const [name, { p50, p90 }] of Object.entries(out)) console.log(`${engine} ${name.padEnd(44)} p50 ${p50} ms, p90 ${p90} ms`);
+const { phases, ...probes } = out;
+for (const [name, { p50, p90 }] of Object.entries(probes)) console.log(`${engine} ${name.padEnd(44)} p50 ${p50} ms, p90 ${p90} ms`);
+console.log(`${engine} a ttlkv durable put alone, p50 of each phase:`);
+for (const [name, p50] of Object.entries(phases)) console.log(`${engine}   ${name.padEnd(42)} ${p50} ms`);
 
-/** In the page: p50 and p90 (ms) of each probe. */
+/** In the page: p50 and p90 (ms) of each probe, and the p50 (ms) of each phase of a ttlkv put. */
 async function probe() {
   const { open, destroy } = await import("ttlkv");
   const request = (r) => new Promise((resolve, reject) => {
@@ -66,13 +72,62 @@ async function probe() {
       times[name].push(performance.now() - started);
     }
   }
-  await db.close();
-  await destroy("put-path-ttlkv");
-  raw.close();
   const out = {};
   for (const name of names) {
     const sorted = times[name].sort((a, b) => a - b);
     out[name] = { p50: sorted[1000].toFixed(3), p90: sorted[1800].toFixed(3) };
   }
+  out.phases = await phasesOfPut(db, value);
+  await db.close();
+  await destroy("put-path-ttlkv");
+  raw.close();
   return out;
+
+  /**
+   * In the page: the p50 (ms) of each phase of 2,000 durable puts on `db`, from the events of each
+   * put's one commit transaction. IndexedDB's prototypes are wrapped for this only (the probes
+   * above ran before), and the wrapping's own cost falls within the phases.
+   */
+  async function phasesOfPut(db, value) {
+    let at = {};
+    const wrap = (proto, name, note) => {
+      const original = proto[name];
+      proto[name] = function (...args) {
+        const result = original.apply(this, args);
+        note(result);
+        return result;
+      };
+      return () => (proto[name] = original);
+    };
+    const unwrap = [
+      wrap(IDBDatabase.prototype, "transaction", (tx) => {
+        at.transaction = performance.now();
+        tx.addEventListener("complete", () => (at.complete = performance.now()));
+      }),
+      wrap(IDBObjectStore.prototype, "get", (request) => {
+        request.addEventListener("success", () => (at.manifest = performance.now()));
+      }),
+      wrap(IDBTransaction.prototype, "commit", () => (at.commit = performance.now())),
+    ];
+    const phases = {
+      "the call, until its transaction is made": [],
+      "until the manifest read answers": [],
+      "the check, until commit() is called": [],
+      "until the transaction completes": [],
+      "until the put's Promise settles": [],
+    };
+    try {
+      for (let i = 0; i < 2000; i++) {
+        at = {};
+        const started = performance.now();
+        await db.put(`phase${i}`, value);
+        const settled = performance.now();
+        const spans = [at.transaction - started, at.manifest - at.transaction, at.commit - at.manifest, at.complete - at.commit, settled - at.complete];
+        Object.values(phases).forEach((list, j) => list.push(spans[j]));
+      }
+    } finally {
+      for (const undo of unwrap) undo();
+    }
+    return Object.fromEntries(Object.entries(phases).map(([name, list]) => [name, list.sort((a, b) => a - b)[1000].toFixed(3)]));
+  }
 }
