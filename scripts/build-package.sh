@@ -5,8 +5,8 @@
 # installed once if missing) into its out_dir, then the [wasm_opt] tool (wasm-opt from npm's
 # binaryen) with its flags. Then scripts/bundle-js.sh bundles the JS (the core with the
 # wasm-bindgen glue, an entry per runtime, the adapters, the Keyv store) into bindings/js/dist,
-# what the package ships, and prints what a browser loads, raw and gzipped. wasm-opt, esbuild and the TOML parser are pinned
-# root devDependencies, installed when missing.
+# what the package ships, and prints what a browser loads, raw and gzipped. wasm-opt, esbuild and
+# the TOML parser are pinned root devDependencies, installed when missing.
 # TTLKV_PROFILE overrides every target's profile (e.g. `dev` for a quick debug build).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -307,11 +307,7 @@ impl DataPage {
     /// over the offsets among the rows whose prefix is the key's.
     pub fn lower_bound(&self, key: &[u8]) -> Result<usize> {
         let range = self.search.narrow(key, self.count, || {
-            let mut keys = Vec::with_capacity(self.count);
-            for index in 0..self.count {
-                keys.push(self.key(index).ok()?);
-            }
-            Some(keys)
+            (0..self.count).map(|index| self.key(index).ok()).collect()
         });
         let (mut low, mut high) = (range.start, range.end);
         while low < high {
