@@ -13,7 +13,7 @@ use core::cell::RefCell;
 
 use super::commit::{install_manifest, manifest_commit};
 use super::memtable::Memtable;
-use super::retention::{needed_by, VersionInfo};
+use super::retention::needed_between;
 use super::sst_writer::{BuiltSst, SstWriter};
 use super::state::{Frozen, Inner};
 use super::version::{SstHandle, Version};
@@ -80,13 +80,13 @@ impl Inner {
             {
                 let memtable = table.borrow();
                 for (key, versions) in memtable.iter_after(resume_after.as_deref()) {
-                    let versions: Vec<_> = versions.collect();
-                    let infos: Vec<VersionInfo> = versions.iter().map(|v| v.info()).collect();
-                    let needed = needed_by(&infos, &points);
-                    for (v, keep) in versions.iter().zip(needed) {
-                        if keep {
+                    // Newest first: each version's next newer one is the one before it.
+                    let mut newer = None;
+                    for v in versions {
+                        if needed_between(v.seq, newer, points.iter().copied()) {
                             writer.add(&v.row(key))?;
                         }
+                        newer = Some(v.seq);
                     }
                     if slices.turn_due(writer.bytes()) {
                         resume_after = Some(key.to_vec());

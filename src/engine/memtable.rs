@@ -9,7 +9,7 @@ use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::ops::Bound;
 
-use super::retention::{needed_by, VersionInfo};
+use super::retention::{needed_between, VersionInfo};
 use crate::format::RowRef;
 
 /// Bytes of bookkeeping charged per version on top of its key and value.
@@ -134,6 +134,9 @@ impl Memtable {
         }
     }
 
+    /// Drop the versions (oldest first) that neither a point of `keep_points` nor the durable
+    /// state can see and that are at or below `durable_seq`; the newest always stays. In place,
+    /// with nothing allocated: an overwrite of a key in the memtable comes through here.
     fn prune(
         versions: &mut Vec<MemVersion>,
         key_len: usize,
@@ -142,23 +145,23 @@ impl Memtable {
         bytes: &mut usize,
         count: &mut usize,
     ) {
-        let newest_first: Vec<VersionInfo> = versions.iter().rev().map(MemVersion::info).collect();
-        let mut points: Vec<u64> = keep_points.to_vec();
-        points.push(durable_seq);
-        points.push(u64::MAX);
-        let needed = needed_by(&newest_first, &points);
-        let n = versions.len();
-        let mut index = 0;
-        versions.retain(|v| {
-            // `versions` is oldest first; `needed` is newest first.
-            let keep = v.seq > durable_seq || needed.get(n - 1 - index).copied().unwrap_or(true);
-            index += 1;
-            if !keep {
+        let mut kept = 0;
+        for i in 0..versions.len() {
+            let Some(seq) = versions.get(i).map(|v| v.seq) else {
+                break;
+            };
+            let newer = versions.get(i + 1).map(|v| v.seq);
+            let points = keep_points.iter().copied().chain([durable_seq, u64::MAX]);
+            if seq > durable_seq || needed_between(seq, newer, points) {
+                // `kept <= i`: the versions still to judge are not moved.
+                versions.swap(kept, i);
+                kept += 1;
+            } else if let Some(v) = versions.get(i) {
                 *bytes = bytes.saturating_sub(v.charge(key_len));
                 *count = count.saturating_sub(1);
             }
-            keep
-        });
+        }
+        versions.truncate(kept);
     }
 
     /// The newest version of `key` with `seq <= read_seq`.

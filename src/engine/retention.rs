@@ -42,6 +42,20 @@ pub(crate) fn needed_by(versions: &[VersionInfo], points: &[u64]) -> Vec<bool> {
     needed
 }
 
+/// Whether the version with sequence number `seq`, whose next newer version of the same key has
+/// `newer` (`None`: it is the newest), is the newest version at or below some point of `points`:
+/// [`needed_by`] for one version, with no list built. A key's sequence numbers rise from its
+/// older versions to its newer ones, so only the next newer one can hide this one from a point.
+pub(crate) fn needed_between(
+    seq: u64,
+    newer: Option<u64>,
+    points: impl IntoIterator<Item = u64>,
+) -> bool {
+    points
+        .into_iter()
+        .any(|p| seq <= p && newer.is_none_or(|n| p < n))
+}
+
 /// When the compaction filter may treat a row as expired.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ExpiryCutoff {
@@ -127,6 +141,38 @@ mod tests {
             seq,
             tombstone,
             expire_at,
+        }
+    }
+
+    #[test]
+    fn needed_between_answers_as_needed_by_for_every_version_and_point_set() {
+        // Sequence numbers oldest to newest, equal ones included (a batch's rows share one).
+        for seqs in [
+            &[3u64][..],
+            &[1, 2],
+            &[2, 2],
+            &[1, 4, 4, 7],
+            &[0, 5, 9, 12, 30],
+        ] {
+            for mask in 0u32..(1 << 8) {
+                let points: Vec<u64> = [0u64, 1, 3, 4, 6, 9, 29, u64::MAX]
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(i, _)| mask & (1 << i) != 0)
+                    .map(|(_, p)| p)
+                    .collect();
+                let newest_first: Vec<VersionInfo> =
+                    seqs.iter().rev().map(|&s| v(s, false, None)).collect();
+                let expected = needed_by(&newest_first, &points);
+                for (i, &seq) in seqs.iter().enumerate() {
+                    let newer = seqs.get(i + 1).copied();
+                    assert_eq!(
+                        needed_between(seq, newer, points.iter().copied()),
+                        expected[seqs.len() - 1 - i],
+                        "seqs {seqs:?}, points {points:?}, version {i}"
+                    );
+                }
+            }
         }
     }
 
