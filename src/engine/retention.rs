@@ -28,24 +28,11 @@ pub(crate) enum Fate {
     Drop,
 }
 
-/// `needed[i]` is true when version `i` is the newest version with `seq <= p` for some read
-/// point `p` in `points` (ascending or not). Versions are newest first.
-pub(crate) fn needed_by(versions: &[VersionInfo], points: &[u64]) -> Vec<bool> {
-    let mut needed = alloc::vec![false; versions.len()];
-    for &p in points {
-        if let Some(i) = versions.iter().position(|v| v.seq <= p) {
-            if let Some(slot) = needed.get_mut(i) {
-                *slot = true;
-            }
-        }
-    }
-    needed
-}
-
 /// Whether the version with sequence number `seq`, whose next newer version of the same key has
-/// `newer` (`None`: it is the newest), is the newest version at or below some point of `points`:
-/// [`needed_by`] for one version, with no list built. A key's sequence numbers rise from its
-/// older versions to its newer ones, so only the next newer one can hide this one from a point.
+/// `newer` (`None`: it is the newest), is the newest version at or below some point of `points`
+/// (a read point that can still see it). A key's sequence numbers rise from its older versions to
+/// its newer ones, so only the next newer one can hide this one from a point. Judged one version
+/// at a time, in place: no list of verdicts is built.
 pub(crate) fn needed_between(
     seq: u64,
     newer: Option<u64>,
@@ -82,7 +69,8 @@ impl ExpiryCutoff {
     }
 }
 
-/// The compaction filter for the versions of one key (newest first).
+/// The compaction filter for the versions of one key (newest first): their fates, in the same
+/// order, into `fates` (cleared first; one buffer serves every key of a compaction).
 ///
 /// - `snapshots`: the sequence numbers of live snapshots;
 /// - `cutoff`: which expired rows may go (see [`ExpiryCutoff`]);
@@ -95,11 +83,13 @@ pub(crate) fn compaction_fates(
     cutoff: ExpiryCutoff,
     bottommost: bool,
     doomed: bool,
-) -> Vec<Fate> {
-    let by_snapshot = needed_by(versions, snapshots);
-    let mut fates = Vec::with_capacity(versions.len());
+    fates: &mut Vec<Fate>,
+) {
+    fates.clear();
+    let mut newer = None;
     for (i, v) in versions.iter().enumerate() {
-        let snap = by_snapshot.get(i).copied().unwrap_or(false);
+        let snap = needed_between(v.seq, newer, snapshots.iter().copied());
+        newer = Some(v.seq);
         let fate = if snap {
             Fate::Keep
         } else if i > 0 || doomed {
@@ -129,12 +119,39 @@ pub(crate) fn compaction_fates(
             *first = Fate::Tombstone;
         }
     }
-    fates
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reference [`needed_between`] is checked against, a key's versions judged as a list:
+    /// `needed[i]` is true when version `i` is the newest version with `seq <= p` for some read
+    /// point `p` in `points` (ascending or not). Versions are newest first.
+    fn needed_by(versions: &[VersionInfo], points: &[u64]) -> Vec<bool> {
+        let mut needed = alloc::vec![false; versions.len()];
+        for &p in points {
+            if let Some(i) = versions.iter().position(|v| v.seq <= p) {
+                if let Some(slot) = needed.get_mut(i) {
+                    *slot = true;
+                }
+            }
+        }
+        needed
+    }
+
+    /// [`compaction_fates`] as a list.
+    fn fates_of(
+        versions: &[VersionInfo],
+        snapshots: &[u64],
+        cutoff: ExpiryCutoff,
+        bottommost: bool,
+        doomed: bool,
+    ) -> Vec<Fate> {
+        let mut fates = Vec::new();
+        compaction_fates(versions, snapshots, cutoff, bottommost, doomed, &mut fates);
+        fates
+    }
 
     fn v(seq: u64, tombstone: bool, expire_at: Option<i64>) -> VersionInfo {
         VersionInfo {
@@ -180,7 +197,7 @@ mod tests {
     fn only_the_newest_version_survives_without_snapshots() {
         let vs = [v(9, false, None), v(5, false, None), v(2, false, None)];
         assert_eq!(
-            compaction_fates(&vs, &[], ExpiryCutoff::at(0), false, false),
+            fates_of(&vs, &[], ExpiryCutoff::at(0), false, false),
             [Fate::Keep, Fate::Drop, Fate::Drop]
         );
     }
@@ -189,15 +206,15 @@ mod tests {
     fn expired_row_becomes_a_tombstone_above_the_bottom_and_vanishes_at_the_bottom() {
         let vs = [v(9, false, Some(100))];
         assert_eq!(
-            compaction_fates(&vs, &[], ExpiryCutoff::at(100), false, false),
+            fates_of(&vs, &[], ExpiryCutoff::at(100), false, false),
             [Fate::Tombstone]
         );
         assert_eq!(
-            compaction_fates(&vs, &[], ExpiryCutoff::at(100), true, false),
+            fates_of(&vs, &[], ExpiryCutoff::at(100), true, false),
             [Fate::Drop]
         );
         assert_eq!(
-            compaction_fates(&vs, &[], ExpiryCutoff::at(99), true, false),
+            fates_of(&vs, &[], ExpiryCutoff::at(99), true, false),
             [Fate::Keep]
         );
     }
@@ -206,11 +223,11 @@ mod tests {
     fn tombstones_are_dropped_only_at_the_bottom() {
         let vs = [v(9, true, None), v(3, false, None)];
         assert_eq!(
-            compaction_fates(&vs, &[], ExpiryCutoff::at(0), false, false),
+            fates_of(&vs, &[], ExpiryCutoff::at(0), false, false),
             [Fate::Keep, Fate::Drop]
         );
         assert_eq!(
-            compaction_fates(&vs, &[], ExpiryCutoff::at(0), true, false),
+            fates_of(&vs, &[], ExpiryCutoff::at(0), true, false),
             [Fate::Drop, Fate::Drop]
         );
     }
@@ -222,18 +239,12 @@ mod tests {
             now: 200,
             purged_until: 100,
         };
-        assert_eq!(
-            compaction_fates(&vs, &[], cutoff, true, false),
-            [Fate::Keep]
-        );
+        assert_eq!(fates_of(&vs, &[], cutoff, true, false), [Fate::Keep]);
         let cutoff = ExpiryCutoff {
             now: 200,
             purged_until: 101,
         };
-        assert_eq!(
-            compaction_fates(&vs, &[], cutoff, true, false),
-            [Fate::Drop]
-        );
+        assert_eq!(fates_of(&vs, &[], cutoff, true, false), [Fate::Drop]);
     }
 
     #[test]
@@ -241,11 +252,11 @@ mod tests {
         let vs = [v(9, false, None), v(5, false, None)];
         let cut = ExpiryCutoff::at(0);
         assert_eq!(
-            compaction_fates(&vs, &[], cut, false, true),
+            fates_of(&vs, &[], cut, false, true),
             [Fate::Drop, Fate::Drop]
         );
         assert_eq!(
-            compaction_fates(&vs, &[6], cut, false, true),
+            fates_of(&vs, &[6], cut, false, true),
             [Fate::Tombstone, Fate::Keep]
         );
     }
@@ -254,7 +265,7 @@ mod tests {
     fn a_snapshot_keeps_the_version_it_sees() {
         let vs = [v(9, false, None), v(5, false, None), v(2, false, None)];
         assert_eq!(
-            compaction_fates(&vs, &[6], ExpiryCutoff::at(0), true, false),
+            fates_of(&vs, &[6], ExpiryCutoff::at(0), true, false),
             [Fate::Keep, Fate::Keep, Fate::Drop]
         );
     }
@@ -264,7 +275,7 @@ mod tests {
         // Newest is a tombstone at the bottom, but a snapshot at seq 6 still needs seq 5.
         let vs = [v(9, true, None), v(5, false, None)];
         assert_eq!(
-            compaction_fates(&vs, &[6], ExpiryCutoff::at(0), true, false),
+            fates_of(&vs, &[6], ExpiryCutoff::at(0), true, false),
             [Fate::Tombstone, Fate::Keep]
         );
     }

@@ -13,6 +13,7 @@ use alloc::vec::Vec;
 use super::plan::{plan_in_place, Plan};
 use crate::engine::commit::{install_manifest, manifest_commit};
 use crate::engine::keys::{namespace_of, parse_expiry_index_key};
+use crate::engine::memtable::MemVersion;
 use crate::engine::merge::MergeCursor;
 use crate::engine::retention::{compaction_fates, ExpiryCutoff, Fate, VersionInfo};
 use crate::engine::sst_writer::{BuiltSst, SstWriter};
@@ -122,8 +123,12 @@ impl Inner {
         // inputs may all be cached, so nothing else would ever wait.
         let mut slices = WorkSlices::new(self.options.work_slice_bytes);
         let mut finished_bytes = 0usize;
+        // The facts and fates of one key's versions, in buffers every key reuses.
+        let mut infos: Vec<VersionInfo> = Vec::new();
+        let mut fates: Vec<Fate> = Vec::new();
         while let Some((key, versions)) = cursor.next_key(self).await? {
-            let infos: Vec<VersionInfo> = versions.iter().map(|v| v.info()).collect();
+            infos.clear();
+            infos.extend(versions.iter().map(MemVersion::info));
             let index_entry = parse_expiry_index_key(&key);
             let data_key = index_entry.map_or(key.as_slice(), |(_, k)| k);
             let doomed_ns = namespace_of(data_key).filter(|ns| dropped.binary_search(ns).is_ok());
@@ -132,14 +137,15 @@ impl Inner {
             // an entry the purge has handled is never read again: all of them can go at any
             // level, as if this were the bottom.
             let handled_entry = index_entry.is_some_and(|(at, _)| cutoff.drops(at));
-            let fates = compaction_fates(
+            compaction_fates(
                 &infos,
                 &snapshots,
                 cutoff,
                 plan.bottommost || handled_entry,
                 doomed,
+                &mut fates,
             );
-            for (v, fate) in versions.iter().zip(fates) {
+            for (v, fate) in versions.iter().zip(fates.iter().copied()) {
                 let row = match fate {
                     Fate::Keep => v.row(&key),
                     Fate::Tombstone => RowRef {
