@@ -1,7 +1,9 @@
-//! Insertion sort, for the lists that are short or nearly sorted (a key's versions, a level's
-//! SSTs with a compaction's outputs added). Each use of the standard library's sorts adds
-//! kilobytes of code to the wasm module; this adds a few hundred bytes, and on such lists it is
-//! as fast.
+//! Sorts that add little code to the wasm module (each use of the standard library's sorts adds
+//! kilobytes of it): an insertion sort, for the lists that are short or nearly sorted (a key's
+//! versions, a level's SSTs with a compaction's outputs added), and a radix sort of times, for an
+//! SST's expiry times (as many as its rows).
+
+use alloc::vec::Vec;
 
 /// Sorts `items` so that no item is `before` the one ahead of it; stable. Quadratic in the worst
 /// case, linear on a sorted list.
@@ -12,6 +14,49 @@ pub(crate) fn insertion_sort_by<T>(items: &mut [T], before: impl Fn(&T, &T) -> b
             items.swap(j, j - 1);
             j -= 1;
         }
+    }
+}
+
+/// Sorts `times` ascending: a least-significant-byte-first radix sort, one pass of 256 buckets per
+/// byte in which the times differ. Times written together share their high bytes (a day's worth
+/// of milliseconds spans four bytes), so an SST's expiry times take three or four passes over the
+/// list, where a comparison sort takes a pass per doubling of its length.
+pub(crate) fn radix_sort_times(times: &mut Vec<i64>) {
+    // As unsigned numbers in the same order: the sign bit flipped.
+    let ordered = |t: i64| (t as u64) ^ (1 << 63);
+    let Some(&first) = times.first() else {
+        return;
+    };
+    let differing = times
+        .iter()
+        .fold(0u64, |acc, &t| acc | (ordered(t) ^ ordered(first)));
+    let mut scratch = alloc::vec![0i64; times.len()];
+    for shift in (0..64).step_by(8) {
+        if (differing >> shift) & 0xff == 0 {
+            continue;
+        }
+        let bucket = |t: i64| ((ordered(t) >> shift) & 0xff) as usize;
+        let mut starts = [0usize; 256];
+        for &t in times.iter() {
+            if let Some(n) = starts.get_mut(bucket(t)) {
+                *n += 1;
+            }
+        }
+        let mut next = 0;
+        for start in starts.iter_mut() {
+            let count = *start;
+            *start = next;
+            next += count;
+        }
+        for &t in times.iter() {
+            if let Some(at) = starts.get_mut(bucket(t)) {
+                if let Some(slot) = scratch.get_mut(*at) {
+                    *slot = t;
+                }
+                *at += 1;
+            }
+        }
+        core::mem::swap(times, &mut scratch);
     }
 }
 
@@ -29,6 +74,26 @@ mod tests {
             let mut std_sorted: Vec<(u8, u16)> = items;
             std_sorted.sort_by_key(|item| item.0);
             prop_assert_eq!(ours, std_sorted);
+        }
+
+        #[test]
+        fn radix_sort_times_sorts_any_times_like_the_standard_sort(mut times in proptest::collection::vec(any::<i64>(), 0..300)) {
+            let mut expected = times.clone();
+            expected.sort_unstable();
+            radix_sort_times(&mut times);
+            prop_assert_eq!(times, expected);
+        }
+
+        #[test]
+        fn radix_sort_times_sorts_times_that_share_their_high_bytes(
+            base in any::<i64>(),
+            offsets in proptest::collection::vec(0i64..5_000_000, 0..300),
+        ) {
+            let mut times: Vec<i64> = offsets.iter().map(|o| base.saturating_add(*o)).collect();
+            let mut expected = times.clone();
+            expected.sort_unstable();
+            radix_sort_times(&mut times);
+            prop_assert_eq!(times, expected);
         }
     }
 }

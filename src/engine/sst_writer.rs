@@ -2,7 +2,6 @@
 //! the statistics the planner needs (timestamps, expiry range and percentiles, TTL share) and
 //! the key filter point reads ask first.
 
-use alloc::collections::BinaryHeap;
 use alloc::vec::Vec;
 
 use crate::error::Result;
@@ -10,6 +9,7 @@ use crate::format::{
     expiry_percentiles, key_hash, DataPageBuilder, KeyFilter, PageRef, RowFeatures, RowRef,
     SstMeta, FORMAT_VERSION,
 };
+use crate::small_sort::radix_sort_times;
 use crate::store::PageId;
 
 /// An SST ready to be committed: its metadata and every page to put.
@@ -131,10 +131,7 @@ impl SstWriter {
         if !self.page.is_empty() {
             self.cut_page();
         }
-        // Heapsort through `BinaryHeap`: O(n log n) like `sort_unstable`, with a fraction of its
-        // code in the wasm module (the only other sort there).
-        let expire_ats = core::mem::take(&mut self.expire_ats);
-        self.expire_ats = BinaryHeap::from(expire_ats).into_sorted_vec();
+        radix_sort_times(&mut self.expire_ats);
         let meta = SstMeta {
             id: self.id,
             format_version: FORMAT_VERSION,
