@@ -8,6 +8,7 @@
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::RefCell;
+use core::cmp::Ordering;
 use core::ops::Bound;
 
 use super::memtable::{MemVersion, Memtable};
@@ -251,6 +252,14 @@ pub(crate) struct MergeCursor {
     reverse: bool,
 }
 
+/// Run `i`'s bit in [`MergeCursor::next_key`]'s set of runs at the chosen key (none past the 64th).
+fn run_bit(i: usize) -> u64 {
+    u32::try_from(i)
+        .ok()
+        .and_then(|i| 1u64.checked_shl(i))
+        .unwrap_or(0)
+}
+
 impl MergeCursor {
     /// A merge over `memtables` (each yielding its newest version at `read_seq` per key) and
     /// `runs`, restricted to `[lower, upper)`, forwards or backwards.
@@ -302,34 +311,42 @@ impl MergeCursor {
         inner: &Inner,
     ) -> Result<Option<(Vec<u8>, Vec<MemVersion>)>> {
         let reverse = self.reverse;
-        let better = |candidate: &[u8], best: &Option<Vec<u8>>| match best {
-            None => true,
-            Some(b) => {
-                if reverse {
-                    candidate > b.as_slice()
-                } else {
-                    candidate < b.as_slice()
-                }
+        // Whether `candidate` comes before `best` in the cursor's direction, or ties with it.
+        let order = |candidate: &[u8], best: &[u8]| {
+            let o = candidate.cmp(best);
+            if reverse {
+                o.reverse()
+            } else {
+                o
             }
         };
-        let mut best: Option<Vec<u8>> = None;
+        let mut from_mems: Option<Vec<u8>> = None;
         for m in &mut self.mems {
             if let Some((k, _)) = m.peek() {
-                if better(k, &best) {
-                    best = Some(k.clone());
+                if from_mems.as_deref().is_none_or(|b| order(k, b).is_lt()) {
+                    from_mems = Some(k.clone());
                 }
             }
         }
-        // The keys that decide are read without the rest of their rows.
-        for r in &self.runs {
+        // The keys that decide are read without the rest of their rows, each once: bit i of
+        // `at_best` says run i's current key is the one chosen (runs past the 64th are compared
+        // again below), and the key is copied once, when chosen.
+        let mut best: Option<&[u8]> = from_mems.as_deref();
+        let mut at_best = 0u64;
+        for (i, r) in self.runs.iter().enumerate() {
             if let Some((page, index)) = r.at() {
                 let current = page.key(index)?;
-                if better(current, &best) {
-                    best = Some(current.to_vec());
+                match best.map(|b| order(current, b)) {
+                    None | Some(Ordering::Less) => {
+                        best = Some(current);
+                        at_best = run_bit(i);
+                    }
+                    Some(Ordering::Equal) => at_best |= run_bit(i),
+                    Some(Ordering::Greater) => {}
                 }
             }
         }
-        let Some(key) = best else {
+        let Some(key) = best.map(<[u8]>::to_vec) else {
             return Ok(None);
         };
         let mut versions = Vec::new();
@@ -340,12 +357,17 @@ impl MergeCursor {
                 }
             }
         }
-        for r in &mut self.runs {
+        for (i, r) in self.runs.iter_mut().enumerate() {
+            let mut known = at_best & run_bit(i) != 0;
+            if i < 64 && !known {
+                continue;
+            }
             // A row is decoded whole only once its key matches.
             while let Some((page, index)) = r.at() {
-                if page.key(index)? != key.as_slice() {
+                if !known && page.key(index)? != key.as_slice() {
                     break;
                 }
+                known = false;
                 versions.push(MemVersion::of_row(&page.row(index)?));
                 r.advance(inner).await?;
             }
