@@ -203,7 +203,11 @@ pub fn put_i64(out: &mut Vec<u8>, value: i64) {
 #[inline]
 pub fn put_varint(out: &mut Vec<u8>, value: u64) {
     let mut buf = unsigned_varint::encode::u64_buffer();
-    out.extend_from_slice(unsigned_varint::encode::u64(value, &mut buf));
+    // Byte by byte: most varints take one or two, which a copy of unknown length (a call to
+    // `memmove`) costs more than.
+    for &byte in unsigned_varint::encode::u64(value, &mut buf) {
+        out.push(byte);
+    }
 }
 
 /// The number of bytes [`put_varint`] writes for `value`.
