@@ -83,7 +83,9 @@ impl SstWriter {
         }
         self.page.push(row)?;
         if self.last_key.as_slice() != row.key {
-            self.last_key = row.key.to_vec();
+            // In the buffer it already has: one allocation per key fewer.
+            self.last_key.clear();
+            self.last_key.extend_from_slice(row.key);
             self.key_hashes.push(key_hash(row.key));
         }
         self.rows += 1;
