@@ -108,7 +108,7 @@ impl Memtable {
     /// pruned; versions above `durable_seq` stay because a failed commit may roll back to them.
     pub(crate) fn insert(
         &mut self,
-        key: &[u8],
+        key: Vec<u8>,
         version: MemVersion,
         keep_points: &[u64],
         durable_seq: u64,
@@ -117,15 +117,16 @@ impl Memtable {
         if let Some(at) = version.expire_at {
             self.min_expire_at = Some(self.min_expire_at.map_or(at, |m| m.min(at)));
         }
-        self.bytes += version.charge(key.len());
+        let key_len = key.len();
+        self.bytes += version.charge(key_len);
         self.versions += 1;
-        // One search: the key is copied either way, since a new key needs its copy.
-        let versions = self.map.entry(key.to_vec()).or_default();
+        // One search, and the caller's key becomes the map's if the key is new.
+        let versions = self.map.entry(key).or_default();
         versions.push(version);
         if versions.len() > 1 {
             Self::prune(
                 versions,
-                key.len(),
+                key_len,
                 keep_points,
                 durable_seq,
                 &mut self.bytes,
@@ -262,8 +263,8 @@ mod tests {
     #[test]
     fn reads_see_the_newest_version_at_their_seq() {
         let mut m = Memtable::default();
-        m.insert(b"k", put(1, b"a"), &[1], 0);
-        m.insert(b"k", put(2, b"b"), &[1], 0);
+        m.insert(b"k".to_vec(), put(1, b"a"), &[1], 0);
+        m.insert(b"k".to_vec(), put(2, b"b"), &[1], 0);
         assert_eq!(m.get(b"k", 1).unwrap().value.as_deref(), Some(&b"a"[..]));
         assert_eq!(m.get(b"k", 5).unwrap().value.as_deref(), Some(&b"b"[..]));
         assert!(m.get(b"k", 0).is_none());
@@ -273,7 +274,7 @@ mod tests {
     fn overwrites_prune_versions_nobody_can_see() {
         let mut m = Memtable::default();
         for seq in 1..=100 {
-            m.insert(b"k", put(seq, b"v"), &[], seq - 1);
+            m.insert(b"k".to_vec(), put(seq, b"v"), &[], seq - 1);
         }
         // durable_seq = 99: seq 99 (the rollback point) and seq 100 survive.
         assert_eq!(m.version_count(), 2);
@@ -282,9 +283,9 @@ mod tests {
     #[test]
     fn rollback_removes_exactly_the_versions_after_the_durable_seq() {
         let mut m = Memtable::default();
-        m.insert(b"a", put(1, b"1"), &[], 0);
-        m.insert(b"a", put(2, b"2"), &[], 1);
-        m.insert(b"b", put(3, b"3"), &[], 1);
+        m.insert(b"a".to_vec(), put(1, b"1"), &[], 0);
+        m.insert(b"a".to_vec(), put(2, b"2"), &[], 1);
+        m.insert(b"b".to_vec(), put(3, b"3"), &[], 1);
         m.rollback_after(1);
         assert_eq!(m.get(b"a", u64::MAX).unwrap().seq, 1);
         assert!(m.get(b"b", u64::MAX).is_none());

@@ -232,7 +232,7 @@ impl Inner {
                         expire_at: row.expire_at,
                         value: row.value,
                     };
-                    memtable.insert(&row.key, version, &[], row.seq);
+                    memtable.insert(row.key, version, &[], row.seq);
                 }
             }
             segments.insert(page.file, page_max_seq, bytes.len());

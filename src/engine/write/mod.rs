@@ -239,7 +239,7 @@ impl Inner {
         let durable_seq = st.wal.durable_seq;
         let mut active = st.active.borrow_mut();
         for (key, v) in versions {
-            active.insert(&key, v, &keep_points, durable_seq);
+            active.insert(key, v, &keep_points, durable_seq);
         }
         Ok(Step::Written(results, ticket))
     }
