@@ -3,7 +3,7 @@
 // (`Shared.endpoint`); these are the per-call hot paths.
 
 import { TtlKvError } from "./errors.js";
-import { encodeKey, encodeValue, PackedBatch } from "./codec.js";
+import { encodeKey, encodeValue, encodeValueInPlace, PackedBatch } from "./codec.js";
 import { invalid, plainOptions, checkKnown, positiveInt, integer, putArgs, conditionBits, scanArgs } from "./options.js";
 import { valueOf, entryOf, reaper, scanPages, Snapshot } from "./snapshot.js";
 import { guardMethods, guardedPromise, rejectAsInputError } from "./guard.js";
@@ -30,7 +30,10 @@ export class Db {
   put(key, value, opts) {
     return (async () => {
       const k = encodeKey(key);
-      const v = encodeValue(value, typeof key === "string");
+      // In place where the call reaches this context's engine before `#call` returns (see
+      // `LocalEndpoint.runsAtOnce`): nothing can encode into the scratch space in between.
+      const inPlace = this.#ns === null && this.#shared.endpoint?.runsAtOnce === true;
+      const v = (inPlace ? encodeValueInPlace : encodeValue)(value, typeof key === "string");
       const [kind, arg, cond] = putArgs(opts);
       return this.#call("put", [k, v, kind, arg, cond]);
     })();

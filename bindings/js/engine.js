@@ -73,6 +73,16 @@ export class LocalEndpoint {
     this.running = new Map();
   }
 
+  /**
+   * A call in the default keyspace without a call id reaches the engine before `call` returns,
+   * and the engine copies its arguments into WebAssembly memory then: its caller may pass views
+   * of memory it reuses afterwards (`encodeValueInPlace`). A namespace's call waits for its
+   * handle, a forwarded one may wait for an earlier run, and other endpoints send or queue theirs.
+   */
+  get runsAtOnce() {
+    return true;
+  }
+
   /** The engine handle of namespace handle `ns` (opened by its first call), by its handle id. */
   handle(ns) {
     if (ns === null) return Promise.resolve(this.root);

@@ -568,6 +568,24 @@ test("1,000 concurrent mixed calls on one db are safe", async () => {
   assert.equal(results.filter((r) => r.status === "rejected").length, 0);
 });
 
+test("puts made back to back without waiting each keep their own value, in the default keyspace, a namespace and on an adapter", async () => {
+  // Values over 64 bytes, so that each is encoded where the next is (the default keyspace's
+  // calls hand it over in place) and any call that read it late would store another's bytes.
+  const value = (i) => `value ${i} `.padEnd(80 + (i % 200), String.fromCharCode(97 + (i % 26)));
+  const check = async (db, label) => {
+    const puts = [];
+    for (let i = 0; i < 300; i++) puts.push(db.put(`key${i}`, value(i)));
+    await Promise.all(puts);
+    for (let i = 0; i < 300; i++) assert.equal(await db.get(`key${i}`), value(i), `${label}, key${i}`);
+  };
+  const { db } = await fresh();
+  await check(db, "default keyspace");
+  await check(db.namespace("ns"), "namespace");
+  const adapted = await open("in-place-adapter", { storage: mapAdapter(), clock: fakeClock(), maintenance: "manual" });
+  await check(adapted, "adapter");
+  await adapted.close();
+});
+
 test("a page-store adapter persists the data across close and reopen", async () => {
   const adapter = mapAdapter();
   const clock = fakeClock();
