@@ -30,11 +30,13 @@ export class Db {
   put(key, value, opts) {
     return (async () => {
       const k = encodeKey(key);
+      // The options first: reading them can run the app's code (a getter), which could encode
+      // another value into the scratch space the value below may be handed over in.
+      const [kind, arg, cond] = putArgs(opts);
       // In place where the call reaches this context's engine before `#call` returns (see
       // `LocalEndpoint.runsAtOnce`): nothing can encode into the scratch space in between.
       const inPlace = this.#ns === null && this.#shared.endpoint?.runsAtOnce === true;
       const v = (inPlace ? encodeValueInPlace : encodeValue)(value, typeof key === "string");
-      const [kind, arg, cond] = putArgs(opts);
       return this.#call("put", [k, v, kind, arg, cond]);
     })();
   }

@@ -584,6 +584,19 @@ test("puts made back to back without waiting each keep their own value, in the d
   const adapted = await open("in-place-adapter", { storage: mapAdapter(), clock: fakeClock(), maintenance: "manual" });
   await check(adapted, "adapter");
   await adapted.close();
+  // Options whose getter makes another put while the first is being encoded.
+  const first = value(1);
+  const second = value(2);
+  let inner;
+  await db.put("outer", first, {
+    get ttlMs() {
+      inner = db.put("inner", second);
+      return 60_000;
+    },
+  });
+  await inner;
+  assert.equal(await db.get("outer"), first);
+  assert.equal(await db.get("inner"), second);
 });
 
 test("a page-store adapter persists the data across close and reopen", async () => {
