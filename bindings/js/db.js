@@ -34,8 +34,11 @@ export class Db {
       // another value into the scratch space the value below may be handed over in.
       const [kind, arg, cond] = putArgs(opts);
       // In place where the call reaches this context's engine before `#call` returns (see
-      // `LocalEndpoint.runsAtOnce`): nothing can encode into the scratch space in between.
-      const inPlace = this.#ns === null && this.#shared.endpoint?.runsAtOnce === true;
+      // `LocalEndpoint.runsAtOnce`), with a string key (so `k` is a plain copy: a key of the
+      // app's own Uint8Array could run its code, a getter, while the engine's glue copies it
+      // before the value): nothing can encode into the scratch space in between.
+      const inPlace =
+        typeof key === "string" && this.#ns === null && this.#shared.endpoint?.runsAtOnce === true;
       const v = (inPlace ? encodeValueInPlace : encodeValue)(value, typeof key === "string");
       return this.#call("put", [k, v, kind, arg, cond]);
     })();

@@ -597,6 +597,18 @@ test("puts made back to back without waiting each keep their own value, in the d
   await inner;
   assert.equal(await db.get("outer"), first);
   assert.equal(await db.get("inner"), second);
+  // A byte key of the app's own class, whose length getter reads another key while the put's
+  // arguments are being handed to the engine.
+  let lengthReads = 0;
+  class Sneaky extends Uint8Array {
+    get length() {
+      if (++lengthReads === 2) db.has("z".repeat(90));
+      return super.length;
+    }
+  }
+  await db.put(new Sneaky([1, 2, 3]), first);
+  assert.ok(lengthReads >= 2, `the key's length was read ${lengthReads} times`);
+  assert.equal(await db.get(new Uint8Array([1, 2, 3])), first);
 });
 
 test("a page-store adapter persists the data across close and reopen", async () => {
