@@ -123,10 +123,13 @@ impl KeyPrefixes {
             Some(head) if *head == *self.shared => {
                 let sought = word(key.get(self.shared.len()..).unwrap_or_default());
                 let start = self.words.partition_point(|&w| w < sought);
-                let equal = self
-                    .words
-                    .get(start..)
-                    .map_or(0, |rest| rest.partition_point(|&w| w == sought));
+                let rest = self.words.get(start..).unwrap_or_default();
+                // Most runs of equal words are none or one long: look at the first few before
+                // searching the rest.
+                let equal = match rest.iter().take(4).position(|&w| w != sought) {
+                    Some(n) => n,
+                    None => rest.partition_point(|&w| w == sought),
+                };
                 start..start + equal
             }
             // Not beginning with the shared prefix, `key` is below every key or above them all.
