@@ -30,6 +30,10 @@ pub(crate) fn radix_sort_times(times: &mut Vec<i64>) {
     let differing = times
         .iter()
         .fold(0u64, |acc, &t| acc | (ordered(t) ^ ordered(first)));
+    if differing == 0 {
+        // All equal (an SST whose rows were all given one expiry time): sorted already.
+        return;
+    }
     let mut scratch = alloc::vec![0i64; times.len()];
     for shift in (0..64).step_by(8) {
         if (differing >> shift) & 0xff == 0 {
@@ -63,8 +67,18 @@ pub(crate) fn radix_sort_times(times: &mut Vec<i64>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::vec;
     use alloc::vec::Vec;
     use proptest::prelude::*;
+
+    #[test]
+    fn radix_sort_times_leaves_equal_times_and_single_times_as_they_are() {
+        for mut times in [vec![], vec![7i64], vec![-3i64; 5], vec![i64::MIN, i64::MIN]] {
+            let expected = times.clone();
+            radix_sort_times(&mut times);
+            assert_eq!(times, expected);
+        }
+    }
 
     proptest! {
         #[test]

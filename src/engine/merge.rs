@@ -254,10 +254,11 @@ pub(crate) struct MergeCursor {
 
 /// Run `i`'s bit in [`MergeCursor::next_key`]'s set of runs at the chosen key (none past the 64th).
 fn run_bit(i: usize) -> u64 {
-    u32::try_from(i)
-        .ok()
-        .and_then(|i| 1u64.checked_shl(i))
-        .unwrap_or(0)
+    if i < 64 {
+        1 << i
+    } else {
+        0
+    }
 }
 
 impl MergeCursor {
