@@ -120,8 +120,10 @@ impl Memtable {
         let key_len = key.len();
         self.bytes += version.charge(key_len);
         self.versions += 1;
-        // One search, and the caller's key becomes the map's if the key is new.
-        let versions = self.map.entry(key).or_default();
+        // One search, and the caller's key becomes the map's if the key is new. Room for one
+        // version: most keys never get a second while the memtable holds them (a list grown
+        // from empty would take room for four).
+        let versions = self.map.entry(key).or_insert_with(|| Vec::with_capacity(1));
         versions.push(version);
         if versions.len() > 1 {
             Self::prune(

@@ -191,10 +191,11 @@ impl Inner {
         };
         let seq = st.last_seq + 1;
         st.last_seq = seq;
-        // Every value row with an expiry gets its expiry-index row in the same batch. The index
-        // rows join the planned rows in their map, which hands them all out in key order (the
-        // WAL and the memtable take a batch so). Should an index row's key also be a planned key,
-        // the row of the key that comes first in key order wins (the index row is its data key's).
+        // Every value row with an expiry gets its expiry-index row in the same batch, after the
+        // planned rows (the WAL and the memtable need a batch in no order, only with no key
+        // twice). Should an index row's key also be a planned key (an op's own: the purge's, an
+        // owed event's), the row of the key that comes first in key order wins (the index row is
+        // its data key's).
         let mut index_rows: Vec<(Vec<u8>, i64)> = Vec::new();
         let mut earliest: Option<i64> = None;
         for (key, rows) in &planned {
@@ -211,16 +212,23 @@ impl Inner {
                 }
             }
         }
-        for (index_key, at) in index_rows {
-            let row = MemVersion {
-                seq,
-                ts: now,
-                expire_at: Some(at),
-                value: Some(Vec::new()),
-            };
-            planned.insert(index_key, alloc::vec![row]);
+        let index_row = |at: i64| MemVersion {
+            seq,
+            ts: now,
+            expire_at: Some(at),
+            value: Some(Vec::new()),
+        };
+        // Index keys sort after every other key: only then can a planned key be an index row's.
+        if planned
+            .keys()
+            .next_back()
+            .is_some_and(|k| is_expiry_index_key(k))
+        {
+            for (index_key, at) in core::mem::take(&mut index_rows) {
+                planned.insert(index_key, alloc::vec![index_row(at)]);
+            }
         }
-        let versions: Vec<(Vec<u8>, MemVersion)> = planned
+        let mut versions: Vec<(Vec<u8>, MemVersion)> = planned
             .into_iter()
             .filter_map(|(key, mut rows)| {
                 let mut row = rows.pop()?;
@@ -229,6 +237,9 @@ impl Inner {
                 Some((key, row))
             })
             .collect();
+        for (index_key, at) in index_rows {
+            versions.push((index_key, index_row(at)));
+        }
         let rows: Vec<_> = versions.iter().map(|(k, v)| v.row(k)).collect();
         let ticket = st.wal.append(&rows, seq, now, durable)?;
         drop(rows);

@@ -85,11 +85,17 @@ pub(crate) fn plan(
     let policy = &planner.policy;
     let mut planned = CurrentRows::new();
     let mut results = Vec::with_capacity(ops.len());
+    // While the ops come in ascending key order and nothing but their own keys was planned, the
+    // last op's key: a key above it was not planned yet, so its search is skipped (a batch
+    // loaded in key order would search every key of the map from its far end).
+    let mut ascending: Option<&[u8]> = Some(&[]);
     for op in ops {
         let key = op.key();
+        let unplanned = ascending.is_some_and(|last| key > last);
+        ascending = ascending.and(unplanned.then_some(key));
         // The key's row as this call sees it: an earlier op's plan, or what was read.
-        let raw: Option<MemVersion> = planned
-            .get(key)
+        let earlier = if unplanned { None } else { planned.get(key) };
+        let raw: Option<MemVersion> = earlier
             .or_else(|| current.get(key))
             .and_then(|rows| rows.last())
             .cloned();
@@ -118,6 +124,7 @@ pub(crate) fn plan(
                         value: Some(owed_entry_value(old)),
                     };
                     planned.insert(expiry_index_key(at, key), alloc::vec![entry]);
+                    ascending = None;
                 }
                 let expire_at = policy.expiry(*ttl, now, live.as_ref())?;
                 planned.insert(key.to_vec(), planned_value(value.clone(), expire_at, now));
