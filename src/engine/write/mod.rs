@@ -33,7 +33,9 @@ use alloc::vec::Vec;
 
 use self::ops::{Outcome, WriteOp};
 use self::plan::{plan, CurrentRows, Planner, ReadSnapshot};
-use super::keys::{expiry_index_from, expiry_index_key, is_expiry_index_key};
+use super::keys::{
+    expiry_index_from, expiry_index_key, is_expiry_index_key, parse_expiry_index_key,
+};
 use super::memtable::MemVersion;
 use super::namespace::TtlPolicy;
 use super::options::{Durability, L0_STALL_FACTOR};
@@ -186,46 +188,32 @@ impl Inner {
                 Step::Done(planning.map(|(results, _)| results))
             });
         }
-        let Some((results, mut planned)) = planning else {
+        let Some((results, planned)) = planning else {
             return Ok(Step::Done(None));
         };
         let seq = st.last_seq + 1;
         st.last_seq = seq;
         // Every value row with an expiry gets its expiry-index row in the same batch, after the
-        // planned rows (the WAL and the memtable need a batch in no order, only with no key
-        // twice). Should an index row's key also be a planned key (an op's own: the purge's, an
-        // owed event's), the row of the key that comes first in key order wins (the index row is
-        // its data key's).
+        // planned rows (the WAL and the memtable take a batch in no particular order, but never
+        // with a key twice). An index row written here names an expiry after `now` (a row due by
+        // then is planned as a tombstone), and an index key an op planned itself (an owed
+        // event's, the purge's) names one at or before `now`: the two never share a key.
         let mut index_rows: Vec<(Vec<u8>, i64)> = Vec::new();
         let mut earliest: Option<i64> = None;
         for (key, rows) in &planned {
-            let Some(row) = rows.first() else {
+            if is_expiry_index_key(key) {
+                debug_assert!(parse_expiry_index_key(key).is_some_and(|(at, _)| at <= now));
                 continue;
-            };
-            if let (Some(at), Some(_)) = (row.expire_at, &row.value) {
-                if !is_expiry_index_key(key) {
-                    let index_key = expiry_index_key(at, key);
-                    if index_key > *key || !planned.contains_key(&index_key) {
-                        index_rows.push((index_key, at));
-                    }
-                    earliest = Some(earliest.map_or(at, |e| e.min(at)));
-                }
             }
-        }
-        let index_row = |at: i64| MemVersion {
-            seq,
-            ts: now,
-            expire_at: Some(at),
-            value: Some(Vec::new()),
-        };
-        // Index keys sort after every other key: only then can a planned key be an index row's.
-        if planned
-            .keys()
-            .next_back()
-            .is_some_and(|k| is_expiry_index_key(k))
-        {
-            for (index_key, at) in core::mem::take(&mut index_rows) {
-                planned.insert(index_key, alloc::vec![index_row(at)]);
+            if let Some(MemVersion {
+                expire_at: Some(at),
+                value: Some(_),
+                ..
+            }) = rows.first()
+            {
+                debug_assert!(*at > now);
+                index_rows.push((expiry_index_key(*at, key), *at));
+                earliest = Some(earliest.map_or(*at, |e| e.min(*at)));
             }
         }
         let mut versions: Vec<(Vec<u8>, MemVersion)> = planned
@@ -238,7 +226,13 @@ impl Inner {
             })
             .collect();
         for (index_key, at) in index_rows {
-            versions.push((index_key, index_row(at)));
+            let row = MemVersion {
+                seq,
+                ts: now,
+                expire_at: Some(at),
+                value: Some(Vec::new()),
+            };
+            versions.push((index_key, row));
         }
         let rows: Vec<_> = versions.iter().map(|(k, v)| v.row(k)).collect();
         let ticket = st.wal.append(&rows, seq, now, durable)?;
