@@ -1,7 +1,8 @@
 // One of several processes taking turns on one directory (node-fs.test.mjs): `count` times it
 // opens the database (fencing whoever had it), writes its own key and closes it, printing
 // `ack <key>` for each write that resolved. A write fenced by another process's open wrote
-// nothing (that is the contract): it opens again and retries.
+// nothing (that is the contract): it opens again and retries. So does an open that another
+// process's open got ahead of (`open` rejects with FENCED then: docs/api.md).
 //   node contender.mjs <dir> <id> <count>
 import { open } from "ttlkv";
 import { fileStorage } from "ttlkv/node-fs";
@@ -11,8 +12,9 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 let fenced = 0;
 for (let i = 0; i < Number(count); ) {
   const key = `p${id}-${i}`;
-  const db = await open("contended", { storage: fileStorage(dir) });
+  let db;
   try {
+    db = await open("contended", { storage: fileStorage(dir) });
     await db.put(key, { id: Number(id), i });
     console.log(`ack ${key}`);
     i++;
@@ -21,7 +23,7 @@ for (let i = 0; i < Number(count); ) {
     fenced++;
     await sleep(Math.random() * 10);
   } finally {
-    await db.close().catch((e) => {
+    await db?.close().catch((e) => {
       if (e.code !== "FENCED") throw e;
     });
   }
