@@ -18,7 +18,8 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 
 use super::codec::{
-    put_i64, put_u16, put_u32, put_u64, put_u8, put_varint, unzigzag, varint_len, zigzag, Reader,
+    put_i64, put_u16, put_u32, put_u64, put_u8, put_varint, unzigzag, varint_len, zigzag, Fields,
+    Reader, MAX_VARINT_LEN,
 };
 use crate::error::{Error, Result};
 
@@ -204,16 +205,23 @@ pub fn encode_row(out: &mut Vec<u8>, features: RowFeatures, row: &RowRef<'_>) ->
     // compact: 3+1+10+10+10+5), without computing every varint's length.
     out.reserve(row.key.len() + row.value.map_or(0, <[u8]>::len) + 39);
     if features.is_compact() {
+        // The key's length, the key, then the fields between the key and the value gathered on
+        // the stack: flags (1 byte), seq, ts and the expiry's offset (up to 10 bytes each), the
+        // value's length (up to 5); then the value.
         put_varint(out, u64::from(key_len));
         out.extend_from_slice(row.key);
-        put_u8(out, flags);
-        put_varint(out, row.seq);
-        put_varint(out, zigzag(row.ts));
+        let mut fields = Fields::<{ 1 + 3 * MAX_VARINT_LEN + 5 }>::new();
+        fields.u8(flags);
+        fields.varint(row.seq);
+        fields.varint(zigzag(row.ts));
         if let Some(expire_at) = row.expire_at {
-            put_varint(out, zigzag(expire_at.wrapping_sub(row.ts)));
+            fields.varint(zigzag(expire_at.wrapping_sub(row.ts)));
         }
-        if let (Some(len), Some(value)) = (value_len, row.value) {
-            put_varint(out, u64::from(len));
+        if let Some(len) = value_len {
+            fields.varint(u64::from(len));
+        }
+        fields.append_to(out);
+        if let Some(value) = row.value {
             out.extend_from_slice(value);
         }
         return Ok(());
