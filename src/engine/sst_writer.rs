@@ -53,7 +53,7 @@ impl SstWriter {
             features,
             page_size,
             creation_ts,
-            page: DataPageBuilder::with_capacity(features, page_size),
+            page: DataPageBuilder::new(features),
             page_first_key: Vec::new(),
             last_key: Vec::new(),
             pages: Vec::new(),
@@ -103,8 +103,7 @@ impl SstWriter {
     }
 
     fn cut_page(&mut self) {
-        let next = DataPageBuilder::with_capacity(self.features, self.page_size);
-        let builder = core::mem::replace(&mut self.page, next);
+        let builder = core::mem::replace(&mut self.page, DataPageBuilder::new(self.features));
         let rows = builder.len();
         let bytes = builder.finish();
         let index = self.pages.len();

@@ -17,7 +17,7 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 
 use super::checksum::{seal, unchecked_body, unseal, CHECKSUM_LEN};
-use super::codec::{put_u32, Reader};
+use super::codec::{put_u16, put_u32, put_u8, Reader};
 use super::key_prefixes::SearchAid;
 use super::row::{decode_row, decode_row_key, encode_row, row_order, RowFeatures, RowRef};
 use super::{open_body, read_version_byte, FORMAT_VERSION_BYTE};
@@ -31,39 +31,22 @@ const HEADER_LEN: usize = 12;
 const OFFSET_LEN: usize = 4;
 
 /// Writes one data page. Rows must be pushed in strictly increasing (key asc, seq desc) order.
-///
-/// The page is built in one buffer, its header's place kept at the front and filled in by
-/// [`finish`](Self::finish), so each row is written once. Given the page's size up front
-/// ([`with_capacity`](Self::with_capacity)), the buffer never grows while rows come in.
 #[derive(Clone, Debug)]
 pub struct DataPageBuilder {
     features: RowFeatures,
-    /// The header's place (`HEADER_LEN` bytes, filled in by `finish`), then the rows.
-    page: Vec<u8>,
+    rows: Vec<u8>,
     offsets: Vec<u32>,
     last_key: Vec<u8>,
     last_seq: u64,
 }
 
-/// The fewest bytes a row takes in a page, offset included, for sizing the offsets up front.
-const MIN_ROW_AND_OFFSET_LEN: usize = 32;
-
 impl DataPageBuilder {
     /// An empty page whose rows are encoded with `features`.
     pub fn new(features: RowFeatures) -> Self {
-        Self::with_capacity(features, 0)
-    }
-
-    /// An empty page whose rows are encoded with `features`, with room for `page_bytes` bytes
-    /// of finished page (an SST writer's page size: it cuts a page before a row would take it
-    /// past that, so the page is built without growing its buffer).
-    pub fn with_capacity(features: RowFeatures, page_bytes: usize) -> Self {
-        let mut page = Vec::with_capacity(page_bytes.max(HEADER_LEN + CHECKSUM_LEN));
-        page.resize(HEADER_LEN, 0);
         DataPageBuilder {
             features,
-            page,
-            offsets: Vec::with_capacity(page_bytes / MIN_ROW_AND_OFFSET_LEN),
+            rows: Vec::new(),
+            offsets: Vec::new(),
             last_key: Vec::new(),
             last_seq: 0,
         }
@@ -89,9 +72,9 @@ impl DataPageBuilder {
         }
         // Every row takes at least MIN_ROW_LEN bytes, so bounding the offsets by u32 also keeps
         // the row count within the header's u32.
-        let offset = u32::try_from(self.page.len().saturating_sub(HEADER_LEN))
+        let offset = u32::try_from(self.rows.len())
             .map_err(|_| Error::invalid("data page rows exceed 4 GiB"))?;
-        encode_row(&mut self.page, self.features, row)?;
+        encode_row(&mut self.rows, self.features, row)?;
         self.offsets.push(offset);
         self.last_key.clear();
         self.last_key.extend_from_slice(row.key);
@@ -111,47 +94,27 @@ impl DataPageBuilder {
 
     /// The encoded size of the page if it were finished now, in bytes.
     pub fn size(&self) -> usize {
-        self.page.len() + OFFSET_LEN * self.offsets.len() + CHECKSUM_LEN
+        HEADER_LEN + self.rows.len() + OFFSET_LEN * self.offsets.len() + CHECKSUM_LEN
     }
 
     /// The encoded, checksummed page.
     pub fn finish(self) -> Vec<u8> {
-        let DataPageBuilder {
-            features,
-            mut page,
-            offsets,
-            ..
-        } = self;
+        let mut out = Vec::with_capacity(self.size());
+        out.extend_from_slice(&DATA_PAGE_MAGIC);
+        put_u8(&mut out, FORMAT_VERSION_BYTE);
+        put_u8(&mut out, self.features.bits());
+        put_u16(&mut out, 0);
         // `push` keeps the row count within u32 (see there).
-        let count = u32::try_from(offsets.len()).unwrap_or(u32::MAX);
-        let [m0, m1, m2, m3] = DATA_PAGE_MAGIC;
-        let [c0, c1, c2, c3] = count.to_le_bytes();
-        let header = [
-            m0,
-            m1,
-            m2,
-            m3,
-            FORMAT_VERSION_BYTE,
-            features.bits(),
-            0,
-            0,
-            c0,
-            c1,
-            c2,
-            c3,
-        ];
-        if let Some(place) = page.get_mut(..HEADER_LEN) {
-            place.copy_from_slice(&header);
+        put_u32(
+            &mut out,
+            u32::try_from(self.offsets.len()).unwrap_or(u32::MAX),
+        );
+        out.extend_from_slice(&self.rows);
+        for offset in &self.offsets {
+            put_u32(&mut out, *offset);
         }
-        for offset in &offsets {
-            put_u32(&mut page, *offset);
-        }
-        seal(&mut page);
-        // The room the page did not fill (an SST's last page; up to a row's worth on a full one)
-        // goes back: a page is kept, in memory storage for as long as its data lives. Shrinking
-        // in place, the allocator copies nothing.
-        page.shrink_to_fit();
-        page
+        seal(&mut out);
+        out
     }
 }
 
@@ -388,69 +351,6 @@ mod tests {
             builder.push(&r.as_ref()).unwrap();
         }
         builder.finish()
-    }
-
-    /// Rows for a page of compact rows with expiry, as an SST writer pushes them: until the
-    /// next would take the finished page past `page_bytes`.
-    fn fill(builder: &mut DataPageBuilder, page_bytes: usize) -> usize {
-        let mut pushed = 0;
-        for i in 0u64.. {
-            let r = Row {
-                key: alloc::format!("session:{i:08}").into_bytes(),
-                seq: 1_000 + i,
-                ts: 1_764_000_000_000,
-                expire_at: Some(1_764_001_800_000),
-                value: Some(vec![b'v'; 100]),
-            };
-            let next = crate::format::encoded_row_len(builder.features, &r.as_ref()) + OFFSET_LEN;
-            if builder.size() + next > page_bytes {
-                return pushed;
-            }
-            builder.push(&r.as_ref()).unwrap();
-            pushed += 1;
-        }
-        pushed
-    }
-
-    #[test]
-    fn a_page_given_its_size_is_built_in_one_buffer_that_never_grows() {
-        let features = RowFeatures::COMPACT_WITH_EXPIRY;
-        let page_bytes = 16 * 1024;
-        let mut sized = DataPageBuilder::with_capacity(features, page_bytes);
-        let (start, room) = (sized.page.as_ptr(), sized.page.capacity());
-        let rows = fill(&mut sized, page_bytes);
-        assert!(rows > 100, "{rows} rows");
-        assert_eq!((sized.page.as_ptr(), sized.page.capacity()), (start, room));
-        let mut grown = DataPageBuilder::new(features);
-        assert_eq!(fill(&mut grown, page_bytes), rows);
-        let expected = grown.finish();
-        let page = sized.finish();
-        // The same bytes, finished in the buffer the rows were written to.
-        assert_eq!(page, expected);
-        assert_eq!(page.as_ptr(), start);
-        assert!(page.len() <= page_bytes);
-        // And no room held past its bytes.
-        assert_eq!(page.capacity(), page.len());
-        assert_eq!(DataPage::decode(page).unwrap().len(), rows);
-    }
-
-    #[test]
-    fn a_page_that_fills_part_of_its_room_gives_the_rest_back() {
-        let mut builder = DataPageBuilder::with_capacity(RowFeatures::V1_WITH_EXPIRY, 16 * 1024);
-        builder.push(&row(b"apple", 4).as_ref()).unwrap();
-        let page = builder.finish();
-        assert!(
-            page.capacity() - page.len() <= page.len() / 8,
-            "{}",
-            page.capacity()
-        );
-        assert_eq!(page, build(&[row(b"apple", 4)]));
-        let empty = DataPageBuilder::with_capacity(RowFeatures::COMPACT_BASE, 16 * 1024).finish();
-        assert_eq!(
-            empty,
-            DataPageBuilder::new(RowFeatures::COMPACT_BASE).finish()
-        );
-        assert_eq!(DataPage::decode(empty).unwrap().len(), 0);
     }
 
     fn sample() -> Vec<Row> {
