@@ -53,7 +53,7 @@ impl SstWriter {
             features,
             page_size,
             creation_ts,
-            page: DataPageBuilder::new(features),
+            page: DataPageBuilder::with_capacity(features, page_size),
             page_first_key: Vec::new(),
             last_key: Vec::new(),
             pages: Vec::new(),
@@ -103,9 +103,8 @@ impl SstWriter {
     }
 
     fn cut_page(&mut self) {
-        let builder = core::mem::replace(&mut self.page, DataPageBuilder::new(self.features));
-        let rows = builder.len();
-        let bytes = builder.finish();
+        let rows = self.page.len();
+        let bytes = self.page.take_page();
         let index = self.pages.len();
         self.refs.push(PageRef {
             first_key: core::mem::take(&mut self.page_first_key),

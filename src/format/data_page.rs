@@ -29,8 +29,15 @@ pub const DATA_PAGE_MAGIC: [u8; 4] = *b"TKVD";
 /// The size of the header (magic, version, features, reserved, row_count).
 const HEADER_LEN: usize = 12;
 const OFFSET_LEN: usize = 4;
+/// The fewest bytes a row takes in a page, offset included, for sizing the offsets up front.
+const MIN_ROW_AND_OFFSET_LEN: usize = 32;
 
 /// Writes one data page. Rows must be pushed in strictly increasing (key asc, seq desc) order.
+///
+/// A writer of many pages keeps one builder and takes each page with [`take_page`]
+/// (Self::take_page): the builder's buffers, reserved once for the page size
+/// ([`with_capacity`](Self::with_capacity)), are written again for every page and stay in the
+/// cache, and each page is copied out once into an allocation of its exact size.
 #[derive(Clone, Debug)]
 pub struct DataPageBuilder {
     features: RowFeatures,
@@ -43,10 +50,17 @@ pub struct DataPageBuilder {
 impl DataPageBuilder {
     /// An empty page whose rows are encoded with `features`.
     pub fn new(features: RowFeatures) -> Self {
+        Self::with_capacity(features, 0)
+    }
+
+    /// An empty page whose rows are encoded with `features`, with room for pages of up to
+    /// `page_bytes` bytes (an SST writer's page size: it cuts a page before a row would take it
+    /// past that), so that filling one never grows a buffer.
+    pub fn with_capacity(features: RowFeatures, page_bytes: usize) -> Self {
         DataPageBuilder {
             features,
-            rows: Vec::new(),
-            offsets: Vec::new(),
+            rows: Vec::with_capacity(page_bytes),
+            offsets: Vec::with_capacity(page_bytes / MIN_ROW_AND_OFFSET_LEN),
             last_key: Vec::new(),
             last_seq: 0,
         }
@@ -98,7 +112,13 @@ impl DataPageBuilder {
     }
 
     /// The encoded, checksummed page.
-    pub fn finish(self) -> Vec<u8> {
+    pub fn finish(mut self) -> Vec<u8> {
+        self.take_page()
+    }
+
+    /// The encoded, checksummed page, leaving this builder empty (with its buffers' room) for
+    /// the next page.
+    pub fn take_page(&mut self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.size());
         out.extend_from_slice(&DATA_PAGE_MAGIC);
         put_u8(&mut out, FORMAT_VERSION_BYTE);
@@ -114,6 +134,10 @@ impl DataPageBuilder {
             put_u32(&mut out, *offset);
         }
         seal(&mut out);
+        self.rows.clear();
+        self.offsets.clear();
+        self.last_key.clear();
+        self.last_seq = 0;
         out
     }
 }
@@ -351,6 +375,63 @@ mod tests {
             builder.push(&r.as_ref()).unwrap();
         }
         builder.finish()
+    }
+
+    /// Push compact rows with expiry, keys `session:{from}` on, as an SST writer does: until the
+    /// next would take the finished page past `page_bytes`. Returns the rows pushed.
+    fn fill(builder: &mut DataPageBuilder, from: u64, page_bytes: usize) -> Vec<Row> {
+        let mut pushed = Vec::new();
+        for i in from.. {
+            let r = Row {
+                key: alloc::format!("session:{i:08}").into_bytes(),
+                seq: 1_000 + i,
+                ts: 1_764_000_000_000,
+                expire_at: Some(1_764_001_800_000),
+                value: Some(vec![b'v'; 100]),
+            };
+            let next = crate::format::encoded_row_len(builder.features, &r.as_ref()) + OFFSET_LEN;
+            if builder.size() + next > page_bytes {
+                break;
+            }
+            builder.push(&r.as_ref()).unwrap();
+            pushed.push(r);
+        }
+        pushed
+    }
+
+    #[test]
+    fn a_builder_reused_page_after_page_writes_what_fresh_ones_write_and_never_grows() {
+        let features = RowFeatures::COMPACT_WITH_EXPIRY;
+        let page_bytes = 16 * 1024;
+        let mut reused = DataPageBuilder::with_capacity(features, page_bytes);
+        let buffers = |b: &DataPageBuilder| {
+            (
+                b.rows.as_ptr(),
+                b.rows.capacity(),
+                b.offsets.as_ptr(),
+                b.offsets.capacity(),
+            )
+        };
+        let before = buffers(&reused);
+        // The second page starts below the first's keys: a new page has no order to keep with
+        // the last one.
+        for from in [500, 0, 1_000] {
+            let rows = fill(&mut reused, from, page_bytes);
+            assert!(rows.len() > 100, "{} rows", rows.len());
+            assert_eq!(buffers(&reused), before, "a buffer grew");
+            let page = reused.take_page();
+            assert!(reused.is_empty());
+            let mut fresh = DataPageBuilder::new(features);
+            for r in &rows {
+                fresh.push(&r.as_ref()).unwrap();
+            }
+            assert_eq!(page, fresh.finish());
+            assert!(page.len() <= page_bytes);
+            // Each page is its own allocation of its exact size.
+            assert_eq!(page.capacity(), page.len());
+            assert_eq!(DataPage::decode(page).unwrap().len(), rows.len());
+        }
+        assert_eq!(reused.take_page(), DataPageBuilder::new(features).finish());
     }
 
     fn sample() -> Vec<Row> {
