@@ -463,3 +463,73 @@ fn the_clock_never_goes_backwards_across_a_reopen() {
         assert_eq!(db.ttl(b"k").await.unwrap(), 1_000);
     });
 }
+
+/// A batch's puts and deletes: a key, and its value or `None` for a delete.
+type BatchOps<'a> = &'a [(&'a [u8], Option<&'a [u8]>)];
+
+/// A batch plans its rows in a sorted list while its keys come in ascending order and in a map
+/// from the first key below the last one (`write/plan.rs`): a key written again must take its
+/// last write on every path, and later ops must see the earlier ones' effect.
+#[test]
+fn a_batch_that_writes_a_key_again_keeps_its_last_write_in_any_key_order() {
+    let (db, _, _) = fresh(DbOptions::default());
+    run(async {
+        let cases: [BatchOps; 7] = [
+            // Ascending, then the last key again.
+            &[(b"a", Some(b"1")), (b"b", Some(b"1")), (b"b", Some(b"2"))],
+            // Ascending, then an earlier key again (found in the sorted list, not at its end).
+            &[(b"c", Some(b"1")), (b"d", Some(b"1")), (b"c", Some(b"2"))],
+            // A key below the last that was not planned (the map from there on), then repeats.
+            &[
+                (b"f", Some(b"1")),
+                (b"e", Some(b"1")),
+                (b"f", Some(b"2")),
+                (b"e", Some(b"2")),
+            ],
+            // A put, its delete, a put again; a delete, then a put.
+            &[
+                (b"g", Some(b"1")),
+                (b"g", None),
+                (b"g", Some(b"3")),
+                (b"h", None),
+                (b"h", Some(b"4")),
+            ],
+            // A put, then its delete.
+            &[(b"i", Some(b"1")), (b"i", None)],
+            // A key below the last, then a delete that must find the first put among the plans.
+            &[(b"p", Some(b"1")), (b"o", Some(b"1")), (b"p", None)],
+            // Descending throughout, each key twice.
+            &[
+                (b"l", Some(b"1")),
+                (b"k", Some(b"1")),
+                (b"j", Some(b"1")),
+                (b"l", Some(b"2")),
+                (b"j", Some(b"2")),
+            ],
+        ];
+        for ops in cases {
+            let mut batch = WriteBatch::new();
+            let mut want = std::collections::BTreeMap::new();
+            for (key, value) in ops {
+                match value {
+                    Some(v) => batch.put(key, v),
+                    None => batch.delete(key),
+                };
+                want.insert(key.to_vec(), value.map(<[u8]>::to_vec));
+            }
+            assert!(db.write(batch).await.unwrap());
+            for (key, value) in want {
+                assert_eq!(db.get(&key).await.unwrap(), value, "{ops:?}: {key:?}");
+            }
+        }
+        // A conditional put sees the batch's own earlier write of its key.
+        let mut batch = WriteBatch::new();
+        batch.put(b"m", b"1").put(b"n", b"1").put_with_options(
+            b"m",
+            b"2",
+            PutOptions::from(PutCondition::IfPresent),
+        );
+        assert!(db.write(batch).await.unwrap());
+        assert_eq!(db.get(b"m").await.unwrap().as_deref(), Some(&b"2"[..]));
+    });
+}

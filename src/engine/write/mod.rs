@@ -191,6 +191,7 @@ impl Inner {
         let Some((results, planned)) = planning else {
             return Ok(Step::Done(None));
         };
+        let planned = planned.into_sorted();
         let seq = st.last_seq + 1;
         st.last_seq = seq;
         // Every value row with an expiry gets its expiry-index row in the same batch, after the
@@ -216,15 +217,15 @@ impl Inner {
                 earliest = Some(earliest.map_or(*at, |e| e.min(*at)));
             }
         }
-        let mut versions: Vec<(Vec<u8>, MemVersion)> = planned
-            .into_iter()
-            .filter_map(|(key, mut rows)| {
-                let mut row = rows.pop()?;
+        let mut versions: Vec<(Vec<u8>, MemVersion)> =
+            Vec::with_capacity(planned.len() + index_rows.len());
+        for (key, mut rows) in planned {
+            if let Some(mut row) = rows.pop() {
                 row.seq = seq;
                 row.ts = now;
-                Some((key, row))
-            })
-            .collect();
+                versions.push((key, row));
+            }
+        }
         for (index_key, at) in index_rows {
             let row = MemVersion {
                 seq,
