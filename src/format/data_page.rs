@@ -34,8 +34,8 @@ const MIN_ROW_AND_OFFSET_LEN: usize = 32;
 
 /// Writes one data page. Rows must be pushed in strictly increasing (key asc, seq desc) order.
 ///
-/// A writer of many pages keeps one builder and takes each page with [`take_page`]
-/// (Self::take_page): the builder's buffers, reserved once for the page size
+/// A writer of many pages keeps one builder and takes each page with
+/// [`take_page`](Self::take_page): the builder's buffers, reserved once for the page size
 /// ([`with_capacity`](Self::with_capacity)), are written again for every page and stay in the
 /// cache, and each page is copied out once into an allocation of its exact size.
 #[derive(Clone, Debug)]
