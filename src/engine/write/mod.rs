@@ -194,46 +194,39 @@ impl Inner {
         let planned = planned.into_sorted();
         let seq = st.last_seq + 1;
         st.last_seq = seq;
-        // Every value row with an expiry gets its expiry-index row in the same batch, after the
-        // planned rows (the WAL and the memtable take a batch in no particular order, but never
-        // with a key twice). An index row written here names an expiry after `now` (a row due by
-        // then is planned as a tombstone), and an index key an op planned itself (an owed
+        // The planned rows become the write's versions in place, each given the write's seq and
+        // time. Every value row with an expiry gets its expiry-index row in the same batch, after
+        // the planned rows (the WAL and the memtable take a batch in no particular order, but
+        // never with a key twice). An index row written here names an expiry after `now` (a row
+        // due by then is planned as a tombstone), and an index key an op planned itself (an owed
         // event's, the purge's) names one at or before `now`: the two never share a key.
-        let mut index_rows: Vec<(Vec<u8>, i64)> = Vec::new();
+        let mut versions = planned;
+        let planned_rows = versions.len();
+        versions.reserve(planned_rows);
         let mut earliest: Option<i64> = None;
-        for (key, rows) in &planned {
+        for i in 0..planned_rows {
+            let Some((key, row)) = versions.get_mut(i) else {
+                break;
+            };
+            row.seq = seq;
+            row.ts = now;
             if is_expiry_index_key(key) {
                 debug_assert!(parse_expiry_index_key(key).is_some_and(|(at, _)| at <= now));
                 continue;
             }
-            if let Some(MemVersion {
-                expire_at: Some(at),
-                value: Some(_),
-                ..
-            }) = rows.first()
-            {
-                debug_assert!(*at > now);
-                index_rows.push((expiry_index_key(*at, key), *at));
-                earliest = Some(earliest.map_or(*at, |e| e.min(*at)));
-            }
-        }
-        let mut versions: Vec<(Vec<u8>, MemVersion)> =
-            Vec::with_capacity(planned.len() + index_rows.len());
-        for (key, mut rows) in planned {
-            if let Some(mut row) = rows.pop() {
-                row.seq = seq;
-                row.ts = now;
-                versions.push((key, row));
-            }
-        }
-        for (index_key, at) in index_rows {
-            let row = MemVersion {
+            let (Some(at), Some(_)) = (row.expire_at, &row.value) else {
+                continue;
+            };
+            debug_assert!(at > now);
+            let index_key = expiry_index_key(at, key);
+            earliest = Some(earliest.map_or(at, |e| e.min(at)));
+            let index_row = MemVersion {
                 seq,
                 ts: now,
                 expire_at: Some(at),
                 value: Some(Vec::new()),
             };
-            versions.push((index_key, row));
+            versions.push((index_key, index_row));
         }
         let rows: Vec<_> = versions.iter().map(|(k, v)| v.row(k)).collect();
         let ticket = st.wal.append(&rows, seq, now, durable)?;

@@ -42,89 +42,87 @@ fn owed_event(row: &MemVersion, now: i64, purged_until: i64) -> Option<(i64, &[u
 
 /// The row a write decided on: a value, or a tombstone if its expiry is not in the future (as
 /// Redis does). Written at `now`; its seq is assigned when the write is applied.
-fn planned_value(value: Vec<u8>, expire_at: Option<i64>, now: i64) -> Vec<MemVersion> {
+fn planned_value(value: Vec<u8>, expire_at: Option<i64>, now: i64) -> MemVersion {
     if expire_at.is_some_and(|at| at <= now) {
         return planned_tombstone(now);
     }
-    alloc::vec![MemVersion {
+    MemVersion {
         seq: UNASSIGNED_SEQ,
         ts: now,
         expire_at,
         value: Some(value),
-    }]
+    }
 }
 
 /// A tombstone a write decided on (see [`planned_value`]).
-fn planned_tombstone(now: i64) -> Vec<MemVersion> {
-    alloc::vec![MemVersion {
+fn planned_tombstone(now: i64) -> MemVersion {
+    MemVersion {
         seq: UNASSIGNED_SEQ,
         ts: now,
         expire_at: None,
         value: None,
-    }]
+    }
 }
 
 /// Each op's outcome, and the row every touched key ends up with.
 pub(crate) type Planning = (Vec<Outcome>, Planned);
 
-/// The row every key a write touches ends up with (a list of one: the map form shares
-/// [`CurrentRows`]' type), in key order. A sorted list while the keys come in ascending order,
-/// as in every single put and in a batch loaded in key order, where a map's searches, nodes and
-/// frees were pure cost (inserting into it and dropping it took 10 % of a batch ingest); a map
-/// from the first key that comes below the last one and was not planned yet.
+/// The row every key a write touches ends up with, in key order. A sorted list while the keys
+/// come in ascending order, as in every single put and in a batch loaded in key order, where a
+/// map's searches, nodes and frees were pure cost (inserting into it and dropping it took 10 % of
+/// a batch ingest); a map from the first key that comes below the last one and was not planned
+/// yet. The map keeps each row in a list of one, as [`CurrentRows`] does: one map type in the
+/// wasm module, not two.
 pub(crate) enum Planned {
     /// Keys strictly ascending.
-    Sorted(Vec<(Vec<u8>, Vec<MemVersion>)>),
+    Sorted(Vec<(Vec<u8>, MemVersion)>),
     /// Any order.
     Map(CurrentRows),
 }
 
 impl Planned {
     /// Where `key` is in a sorted list, or where it would go.
-    fn position(
-        list: &[(Vec<u8>, Vec<MemVersion>)],
-        key: &[u8],
-    ) -> core::result::Result<usize, usize> {
+    fn position(list: &[(Vec<u8>, MemVersion)], key: &[u8]) -> core::result::Result<usize, usize> {
         list.binary_search_by(|(k, _)| k.as_slice().cmp(key))
     }
 
     /// The row planned for `key`, if one was.
-    fn get(&self, key: &[u8]) -> Option<&Vec<MemVersion>> {
+    fn get(&self, key: &[u8]) -> Option<&MemVersion> {
         match self {
             Planned::Sorted(list) => list
                 .get(Self::position(list, key).ok()?)
-                .map(|(_, rows)| rows),
-            Planned::Map(map) => map.get(key),
+                .map(|(_, row)| row),
+            Planned::Map(map) => map.get(key).and_then(|rows| rows.last()),
         }
     }
 
-    /// Plan `rows` for `key`, in place of anything planned for it before.
-    fn insert(&mut self, key: Vec<u8>, rows: Vec<MemVersion>) {
+    /// Plan `row` for `key`, in place of anything planned for it before.
+    fn insert(&mut self, key: Vec<u8>, row: MemVersion) {
         if let Planned::Sorted(list) = self {
             if list
                 .last()
                 .is_none_or(|(last, _)| key.as_slice() > last.as_slice())
             {
-                list.push((key, rows));
+                list.push((key, row));
                 return;
             }
             if let Some(slot) = Self::position(list, &key)
                 .ok()
                 .and_then(|at| list.get_mut(at))
             {
-                slot.1 = rows;
+                slot.1 = row;
                 return;
             }
             // One insert at a time: collecting into the map would bring a sort and the map's
             // bulk builder into the wasm module (3.7 KB gzipped).
             let mut map = CurrentRows::new();
             for (k, r) in core::mem::take(list) {
-                map.insert(k, r);
+                map.insert(k, alloc::vec![r]);
             }
             *self = Planned::Map(map);
         }
         if let Planned::Map(map) = self {
-            map.insert(key, rows);
+            map.insert(key, alloc::vec![row]);
         }
     }
 
@@ -137,13 +135,15 @@ impl Planned {
     }
 
     /// The planned rows in key order.
-    pub(crate) fn into_sorted(self) -> Vec<(Vec<u8>, Vec<MemVersion>)> {
+    pub(crate) fn into_sorted(self) -> Vec<(Vec<u8>, MemVersion)> {
         match self {
             Planned::Sorted(list) => list,
             Planned::Map(map) => {
                 let mut list = Vec::with_capacity(map.len());
-                for entry in map {
-                    list.push(entry);
+                for (key, mut rows) in map {
+                    if let Some(row) = rows.pop() {
+                        list.push((key, row));
+                    }
                 }
                 list
             }
@@ -166,7 +166,9 @@ pub(crate) fn plan(
     purged_until: i64,
 ) -> Result<Option<Planning>> {
     let policy = &planner.policy;
-    let mut planned = Planned::Sorted(Vec::with_capacity(ops.len()));
+    // Room for each op's row and the expiry-index row `apply_planned` adds behind it, and a call
+    // record: the list becomes the write's versions without growing.
+    let mut planned = Planned::Sorted(Vec::with_capacity(2 * ops.len() + 1));
     let mut results = Vec::with_capacity(ops.len());
     // While the ops come in ascending key order and nothing but their own keys was planned, the
     // last op's key: a key above it was not planned yet, so its search is skipped (a batch
@@ -179,8 +181,7 @@ pub(crate) fn plan(
         // The key's row as this call sees it: an earlier op's plan, or what was read.
         let earlier = if unplanned { None } else { planned.get(key) };
         let raw: Option<MemVersion> = earlier
-            .or_else(|| current.get(key))
-            .and_then(|rows| rows.last())
+            .or_else(|| current.get(key).and_then(|rows| rows.last()))
             .cloned();
         let live = raw.clone().filter(|v| is_live(v, now));
         let outcome = match op {
@@ -206,7 +207,7 @@ pub(crate) fn plan(
                         expire_at: Some(at),
                         value: Some(owed_entry_value(old)),
                     };
-                    planned.insert(expiry_index_key(at, key), alloc::vec![entry]);
+                    planned.insert(expiry_index_key(at, key), entry);
                     ascending = None;
                 }
                 let expire_at = policy.expiry(*ttl, now, live.as_ref())?;
@@ -332,7 +333,7 @@ pub(crate) fn plan(
             expire_at: Some(now.saturating_add(CALL_RECORD_TTL_MS)),
             value: Some(CallRecord::of(&results).encode()),
         };
-        planned.insert(call_record_key(id), alloc::vec![record]);
+        planned.insert(call_record_key(id), record);
     }
     Ok(Some((results, planned)))
 }
