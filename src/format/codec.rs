@@ -202,9 +202,12 @@ pub fn put_i64(out: &mut Vec<u8>, value: i64) {
 /// Append `value` as an unsigned LEB128 varint (1 to 10 bytes, minimal).
 #[inline]
 pub fn put_varint(out: &mut Vec<u8>, value: u64) {
-    let mut field = Fields::<MAX_VARINT_LEN>::new();
-    field.varint(value);
-    field.append_to(out);
+    let mut buf = unsigned_varint::encode::u64_buffer();
+    // Byte by byte: most varints take one or two, which a copy of unknown length (a call to
+    // `memmove`) costs more than. Several in a row gather in [`Fields`] instead.
+    for &byte in unsigned_varint::encode::u64(value, &mut buf) {
+        out.push(byte);
+    }
 }
 
 /// The most bytes a varint takes (a `u64`: 64 bits, 7 a byte).
@@ -215,11 +218,12 @@ pub const MAX_VARINT_LEN: usize = 10;
 /// a time (a capacity check per byte) or each with a copy of its own cost more than copying the
 /// row's key and value (`encode_row` took about 580 instructions a row that way).
 ///
-/// `N` is the most the caller can put in (each `varint` takes at most [`MAX_VARINT_LEN`]); a
-/// caller that puts in more has a bug, which debug builds assert. Release builds drop the bytes
-/// past `N` rather than panic.
+/// `N` is the most the caller can put in (each `varint` takes at most [`MAX_VARINT_LEN`]). A
+/// caller that puts in more gets an error from [`append_to`](Self::append_to), never a field
+/// with bytes missing.
 pub struct Fields<const N: usize> {
     bytes: [u8; N],
+    /// The bytes put in, also those past `N` (which were not kept).
     len: usize,
 }
 
@@ -236,15 +240,14 @@ impl<const N: usize> Fields<N> {
     /// Add one byte.
     #[inline]
     pub fn u8(&mut self, byte: u8) {
-        debug_assert!(self.len < N, "Fields<{N}> is full");
         if let Some(slot) = self.bytes.get_mut(self.len) {
             *slot = byte;
-            self.len += 1;
         }
+        self.len += 1;
     }
 
-    /// Add `value` as an unsigned LEB128 varint (1 to 10 bytes, minimal: the same bytes as the
-    /// `unsigned-varint` crate writes, which [`Reader::varint`] reads).
+    /// Add `value` as an unsigned LEB128 varint (1 to 10 bytes, minimal: the same bytes as
+    /// [`put_varint`] writes, which [`Reader::varint`] reads).
     #[inline]
     pub fn varint(&mut self, mut value: u64) {
         while value >= 0x80 {
@@ -254,17 +257,21 @@ impl<const N: usize> Fields<N> {
         self.u8(value as u8);
     }
 
-    /// The bytes gathered so far.
+    /// Append the bytes gathered to `out`; `InvalidArgument` and nothing appended if more than
+    /// `N` were put in.
     #[inline]
-    pub fn as_slice(&self) -> &[u8] {
-        self.bytes.get(..self.len).unwrap_or(&[])
+    pub fn append_to(&self, out: &mut Vec<u8>) -> Result<()> {
+        let bytes = self.bytes.get(..self.len).ok_or_else(fields_overflow)?;
+        out.extend_from_slice(bytes);
+        Ok(())
     }
+}
 
-    /// Append the bytes gathered to `out`.
-    #[inline]
-    pub fn append_to(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(self.as_slice());
-    }
+/// The error of a [`Fields`] given more bytes than its room (out of line: with the sizes the row
+/// encoder uses, it never happens).
+#[cold]
+fn fields_overflow() -> Error {
+    Error::invalid("more bytes of fields than their room")
 }
 
 impl<const N: usize> Default for Fields<N> {
@@ -371,6 +378,20 @@ mod tests {
     }
 
     #[test]
+    fn fields_put_in_past_their_room_are_an_error_and_append_nothing() {
+        let mut out = vec![9u8];
+        let mut fields = Fields::<3>::new();
+        fields.u8(1);
+        fields.varint(300);
+        fields.append_to(&mut out).unwrap();
+        assert_eq!(out, [9, 1, 0xac, 0x02]);
+        fields.u8(4);
+        let e = fields.append_to(&mut out).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert_eq!(out, [9, 1, 0xac, 0x02]);
+    }
+
+    #[test]
     fn varints_round_trip_in_their_minimal_length() {
         for value in [
             0,
@@ -411,6 +432,11 @@ mod tests {
             let mut ours = Vec::new();
             put_varint(&mut ours, value);
             assert_eq!(ours, theirs, "{value}");
+            let mut gathered = Fields::<MAX_VARINT_LEN>::new();
+            gathered.varint(value);
+            let mut out = Vec::new();
+            gathered.append_to(&mut out).unwrap();
+            assert_eq!(out, theirs, "{value}");
         }
         // Every input of up to three bytes from a spread of byte values, and long runs: the
         // reader accepts what the crate accepts, with the same value and length, except a tenth

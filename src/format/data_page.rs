@@ -29,15 +29,20 @@ pub const DATA_PAGE_MAGIC: [u8; 4] = *b"TKVD";
 /// The size of the header (magic, version, features, reserved, row_count).
 const HEADER_LEN: usize = 12;
 const OFFSET_LEN: usize = 4;
-/// The fewest bytes a row takes in a page, offset included, for sizing the offsets up front.
-const MIN_ROW_AND_OFFSET_LEN: usize = 32;
+/// The bytes a row of a typical page takes, offset included (a key of a dozen bytes and a small
+/// value), for sizing the offsets up front: a page of smaller rows grows them, once per builder.
+const TYPICAL_ROW_AND_OFFSET_LEN: usize = 32;
+/// The most room [`DataPageBuilder::with_capacity`] reserves up front, whatever the page size:
+/// the page size is the caller's option, and a builder of larger pages grows its buffers past
+/// this once, as they fill.
+const MAX_RESERVED_PAGE_BYTES: usize = 256 * 1024;
 
 /// Writes one data page. Rows must be pushed in strictly increasing (key asc, seq desc) order.
 ///
 /// A writer of many pages keeps one builder and takes each page with
 /// [`take_page`](Self::take_page): the builder's buffers, reserved once for the page size
 /// ([`with_capacity`](Self::with_capacity)), are written again for every page and stay in the
-/// cache, and each page is copied out once into an allocation of its exact size.
+/// cache, and each page is copied out once into an allocation of its size.
 #[derive(Clone, Debug)]
 pub struct DataPageBuilder {
     features: RowFeatures,
@@ -53,14 +58,16 @@ impl DataPageBuilder {
         Self::with_capacity(features, 0)
     }
 
-    /// An empty page whose rows are encoded with `features`, with room for pages of up to
-    /// `page_bytes` bytes (an SST writer's page size: it cuts a page before a row would take it
-    /// past that), so that filling one never grows a buffer.
+    /// An empty page whose rows are encoded with `features`, with room for the rows of a page of
+    /// up to `page_bytes` bytes (an SST writer's page size: it cuts a page before a row would
+    /// take it past that), so that filling one does not grow the rows' buffer; at most
+    /// 256 KiB are reserved (a larger page grows the buffers once, as it fills).
     pub fn with_capacity(features: RowFeatures, page_bytes: usize) -> Self {
+        let reserved = page_bytes.min(MAX_RESERVED_PAGE_BYTES);
         DataPageBuilder {
             features,
-            rows: Vec::with_capacity(page_bytes),
-            offsets: Vec::with_capacity(page_bytes / MIN_ROW_AND_OFFSET_LEN),
+            rows: Vec::with_capacity(reserved),
+            offsets: Vec::with_capacity(reserved / TYPICAL_ROW_AND_OFFSET_LEN),
             last_key: Vec::new(),
             last_seq: 0,
         }
@@ -400,6 +407,28 @@ mod tests {
     }
 
     #[test]
+    fn a_builder_for_pages_of_any_size_reserves_a_bounded_room_and_still_takes_big_rows() {
+        let features = RowFeatures::COMPACT_BASE;
+        let huge = DataPageBuilder::with_capacity(features, usize::MAX);
+        assert!(huge.rows.capacity() <= MAX_RESERVED_PAGE_BYTES);
+        assert!(huge.offsets.capacity() <= MAX_RESERVED_PAGE_BYTES);
+        // A row larger than the room reserved grows the buffer, as a fresh builder's would.
+        let mut builder = DataPageBuilder::with_capacity(features, 64);
+        let big = Row {
+            key: b"big".to_vec(),
+            seq: 1,
+            ts: 0,
+            expire_at: None,
+            value: Some(vec![7; 100_000]),
+        };
+        builder.push(&big.as_ref()).unwrap();
+        let page = builder.take_page();
+        let mut fresh = DataPageBuilder::new(features);
+        fresh.push(&big.as_ref()).unwrap();
+        assert_eq!(page, fresh.finish());
+    }
+
+    #[test]
     fn a_builder_reused_page_after_page_writes_what_fresh_ones_write_and_never_grows() {
         let features = RowFeatures::COMPACT_WITH_EXPIRY;
         let page_bytes = 16 * 1024;
@@ -427,8 +456,8 @@ mod tests {
             }
             assert_eq!(page, fresh.finish());
             assert!(page.len() <= page_bytes);
-            // Each page is its own allocation of its exact size.
-            assert_eq!(page.capacity(), page.len());
+            // Each page is its own allocation of its size, not of the builder's room.
+            assert!(page.capacity() < page.len() + 64, "{}", page.capacity());
             assert_eq!(DataPage::decode(page).unwrap().len(), rows.len());
         }
         assert_eq!(reused.take_page(), DataPageBuilder::new(features).finish());

@@ -169,6 +169,10 @@ pub fn row_order(a: &RowRef<'_>, b: &RowRef<'_>) -> Ordering {
     a.key.cmp(b.key).then_with(|| b.seq.cmp(&a.seq))
 }
 
+/// The most bytes a compact row's fields between its key and its value take: flags (1), seq, ts
+/// and the expiry's offset (a varint of up to 10 bytes each), the value's length (up to 5).
+pub(crate) const ROW_FIELDS_MAX_LEN: usize = 1 + 3 * MAX_VARINT_LEN + 5;
+
 /// Append `row` encoded with `features` to `out`.
 ///
 /// `InvalidArgument` (and nothing written) if the row has an `expire_at` but `features` lacks
@@ -206,11 +210,11 @@ pub fn encode_row(out: &mut Vec<u8>, features: RowFeatures, row: &RowRef<'_>) ->
     out.reserve(row.key.len() + row.value.map_or(0, <[u8]>::len) + 39);
     if features.is_compact() {
         // The key's length, the key, then the fields between the key and the value gathered on
-        // the stack: flags (1 byte), seq, ts and the expiry's offset (up to 10 bytes each), the
-        // value's length (up to 5); then the value.
+        // the stack (at most ROW_FIELDS_MAX_LEN bytes); then the value.
+        let start = out.len();
         put_varint(out, u64::from(key_len));
         out.extend_from_slice(row.key);
-        let mut fields = Fields::<{ 1 + 3 * MAX_VARINT_LEN + 5 }>::new();
+        let mut fields = Fields::<ROW_FIELDS_MAX_LEN>::new();
         fields.u8(flags);
         fields.varint(row.seq);
         fields.varint(zigzag(row.ts));
@@ -220,7 +224,10 @@ pub fn encode_row(out: &mut Vec<u8>, features: RowFeatures, row: &RowRef<'_>) ->
         if let Some(len) = value_len {
             fields.varint(u64::from(len));
         }
-        fields.append_to(out);
+        if let Err(e) = fields.append_to(out) {
+            out.truncate(start);
+            return Err(e);
+        }
         if let Some(value) = row.value {
             out.extend_from_slice(value);
         }
@@ -334,6 +341,19 @@ pub fn decode_row(buf: &[u8], features: RowFeatures) -> Result<(RowRef<'_>, usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_largest_fields_a_compact_row_can_have_fit_their_room() {
+        let mut fields = Fields::<ROW_FIELDS_MAX_LEN>::new();
+        fields.u8(FLAG_HAS_EXPIRE);
+        fields.varint(u64::MAX);
+        fields.varint(zigzag(i64::MIN));
+        fields.varint(zigzag(0i64.wrapping_sub(i64::MIN)));
+        fields.varint(u64::from(u32::MAX));
+        let mut out = Vec::new();
+        fields.append_to(&mut out).unwrap();
+        assert_eq!(out.len(), ROW_FIELDS_MAX_LEN);
+    }
     use crate::error::ErrorKind;
     use alloc::vec;
 
