@@ -205,9 +205,9 @@ pub fn encode_row(out: &mut Vec<u8>, features: RowFeatures, row: &RowRef<'_>) ->
     if row.expire_at.is_some() {
         flags |= FLAG_HAS_EXPIRE;
     }
-    // The most any row's fields take besides its key and value (fixed width: 2+1+8+8+8+4;
-    // compact: 3+1+10+10+10+5), without computing every varint's length.
-    out.reserve(row.key.len() + row.value.map_or(0, <[u8]>::len) + 39);
+    // The most any row takes besides its key and value (compact: the key length's varint, 3,
+    // and its fields; fixed width: 2+1+8+8+8+4, less), without computing every varint's length.
+    out.reserve(row.key.len() + row.value.map_or(0, <[u8]>::len) + 3 + ROW_FIELDS_MAX_LEN);
     if features.is_compact() {
         // The key's length, the key, then the fields between the key and the value gathered on
         // the stack (at most ROW_FIELDS_MAX_LEN bytes); then the value.
@@ -341,6 +341,8 @@ pub fn decode_row(buf: &[u8], features: RowFeatures) -> Result<(RowRef<'_>, usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
+    use alloc::vec;
 
     #[test]
     fn the_largest_fields_a_compact_row_can_have_fit_their_room() {
@@ -354,8 +356,6 @@ mod tests {
         fields.append_to(&mut out).unwrap();
         assert_eq!(out.len(), ROW_FIELDS_MAX_LEN);
     }
-    use crate::error::ErrorKind;
-    use alloc::vec;
 
     fn put(key: &[u8], seq: u64, value: &[u8], expire_at: Option<i64>) -> Row {
         Row {

@@ -72,8 +72,8 @@ pub(crate) type Planning = (Vec<Outcome>, Planned);
 /// searches, nodes and frees were pure cost (inserting into it and dropping it took 10 % of a
 /// batch ingest); a map from the first key that comes below the last one and was not planned
 /// yet (a batch out of key order, the purge, a put that records an owed expire event: an
-/// expiry-index key sorts after every key of a namespace). The map keeps each row in a list of one, as [`CurrentRows`] does: one map type in the
-/// wasm module, not two.
+/// expiry-index key sorts after every key of a namespace). The map keeps each row in a list of
+/// one, as [`CurrentRows`] does: one map type in the wasm module, not two.
 pub(crate) enum Planned {
     /// Keys strictly ascending.
     Sorted(Vec<(Vec<u8>, MemVersion)>),
@@ -87,12 +87,18 @@ impl Planned {
         list.binary_search_by(|(k, _)| k.as_slice().cmp(key))
     }
 
-    /// The row planned for `key`, if one was.
+    /// The row planned for `key`, if one was. In the list, a key above the last is answered
+    /// without a search: in a batch in key order, every op's key.
     fn get(&self, key: &[u8]) -> Option<&MemVersion> {
         match self {
-            Planned::Sorted(list) => list
-                .get(Self::position(list, key).ok()?)
-                .map(|(_, row)| row),
+            Planned::Sorted(list) => {
+                let (last, _) = list.last()?;
+                if key > last.as_slice() {
+                    return None;
+                }
+                list.get(Self::position(list, key).ok()?)
+                    .map(|(_, row)| row)
+            }
             Planned::Map(map) => map.get(key).and_then(|rows| rows.last()),
         }
     }
@@ -171,17 +177,11 @@ pub(crate) fn plan(
     // record: in the common case the list becomes the write's versions without growing.
     let mut planned = Planned::Sorted(Vec::with_capacity(2 * ops.len() + 1));
     let mut results = Vec::with_capacity(ops.len());
-    // While the ops come in ascending key order and nothing but their own keys was planned, the
-    // last op's key: a key above it was not planned yet, so its search is skipped (a batch
-    // loaded in key order would search every key of the map from its far end).
-    let mut ascending: Option<&[u8]> = Some(&[]);
     for op in ops {
         let key = op.key();
-        let unplanned = ascending.is_some_and(|last| key > last);
-        ascending = ascending.and(unplanned.then_some(key));
         // The key's row as this call sees it: an earlier op's plan, or what was read.
-        let earlier = if unplanned { None } else { planned.get(key) };
-        let raw: Option<MemVersion> = earlier
+        let raw: Option<MemVersion> = planned
+            .get(key)
             .or_else(|| current.get(key).and_then(|rows| rows.last()))
             .cloned();
         let live = raw.clone().filter(|v| is_live(v, now));
@@ -209,7 +209,6 @@ pub(crate) fn plan(
                         value: Some(owed_entry_value(old)),
                     };
                     planned.insert(expiry_index_key(at, key), entry);
-                    ascending = None;
                 }
                 let expire_at = policy.expiry(*ttl, now, live.as_ref())?;
                 planned.insert(key.to_vec(), planned_value(value.clone(), expire_at, now));
