@@ -77,6 +77,18 @@ if [ "$status" -ne 0 ]; then
   exit "$status"
 fi
 
+step "native tests of the engine as browsers get it (without search-prefixes and compaction-copies-rows)"
+set +e
+cargo test -p ttlkv --no-default-features --features std,test-util > target/native-tests-lean.log 2>&1
+status=$?
+set -e
+grep -E '^test result|panicked|FAILED' target/native-tests-lean.log || true
+if [ "$status" -ne 0 ]; then
+  echo "native tests without the speed features failed (exit $status); full log: target/native-tests-lean.log" >&2
+  tail -n 60 target/native-tests-lean.log >&2
+  exit "$status"
+fi
+
 step "the npm package's engine: wasm32 build + wasm-bindgen (installs the pinned CLI once)"
 bash scripts/build-package.sh
 

@@ -9,12 +9,25 @@
 
 use alloc::vec::Vec;
 
+use crate::format::RowRef;
+
 /// The facts about one version the rules need. Versions are given newest (highest seq) first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct VersionInfo {
     pub seq: u64,
     pub tombstone: bool,
     pub expire_at: Option<i64>,
+}
+
+impl VersionInfo {
+    /// The facts of a stored row.
+    pub(crate) fn of_row(row: &RowRef<'_>) -> VersionInfo {
+        VersionInfo {
+            seq: row.seq,
+            tombstone: row.value.is_none(),
+            expire_at: row.expire_at,
+        }
+    }
 }
 
 /// What compaction does with one version.

@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 
 use super::keys::{internal_key, namespace_end, namespace_start, prefix_successor, user_key};
 use super::memtable::{is_live, MemVersion};
-use super::merge::MergeCursor;
+use super::merge::{MergeCursor, Next};
 use super::options::{Entry, ScanOptions};
 use super::state::{Inner, ReadPin};
 use crate::error::Result;
@@ -108,8 +108,20 @@ impl Inner {
             MergeCursor::open(self, memtables, runs, lower, upper, reverse, read_seq).await?;
         let mut out = Vec::new();
         let mut walked = 0;
-        while let Some((key, versions)) = cursor.next_key(self).await? {
+        while let Some(next) = cursor.next(self).await? {
             walked += 1;
+            // The key, and its newest version at the scan's read point (if any).
+            let (key, v) = match next {
+                Next::Lone(lone) => {
+                    let (row, _) = lone.row_and_bytes()?;
+                    let v = (row.seq <= read_seq).then(|| MemVersion::of_row(&row));
+                    (row.key.to_vec(), v)
+                }
+                Next::Versions(key, versions) => {
+                    let v = versions.into_iter().find(|v| v.seq <= read_seq);
+                    (key, v)
+                }
+            };
             let outside = if reverse {
                 key.as_slice() < lower
             } else {
@@ -118,7 +130,7 @@ impl Inner {
             if outside {
                 break;
             }
-            let Some(v) = versions.into_iter().find(|v| v.seq <= read_seq) else {
+            let Some(v) = v else {
                 continue;
             };
             let visible = match live_at {

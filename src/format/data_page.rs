@@ -79,6 +79,31 @@ impl DataPageBuilder {
     /// one in (key asc, seq desc) order, if [`encode_row`] rejects it, or if the page would
     /// outgrow its `u32` offsets.
     pub fn push(&mut self, row: &RowRef<'_>) -> Result<()> {
+        self.check_order(row)?;
+        let offset = self.next_offset()?;
+        encode_row(&mut self.rows, self.features, row)?;
+        self.pushed(row, offset);
+        Ok(())
+    }
+
+    /// Append `row`, whose encoding with this page's features is `encoded` (a row read from a
+    /// page with the same [`RowFeatures`], by [`DataPage::row_and_bytes`]): the bytes are copied
+    /// as they are, not encoded again. The same order check and errors as [`push`](Self::push).
+    pub(crate) fn push_encoded(&mut self, row: &RowRef<'_>, encoded: &[u8]) -> Result<()> {
+        debug_assert_eq!(
+            decode_row(encoded, self.features).map(|(r, used)| (r, used == encoded.len())),
+            Ok((*row, true))
+        );
+        self.check_order(row)?;
+        let offset = self.next_offset()?;
+        self.rows.extend_from_slice(encoded);
+        self.pushed(row, offset);
+        Ok(())
+    }
+
+    /// `InvalidArgument` unless `row` comes strictly after the last row pushed.
+    #[inline(always)]
+    fn check_order(&self, row: &RowRef<'_>) -> Result<()> {
         if !self.offsets.is_empty() {
             let in_order = match self.last_key.as_slice().cmp(row.key) {
                 Ordering::Less => true,
@@ -91,16 +116,23 @@ impl DataPageBuilder {
                 ));
             }
         }
-        // Every row takes at least MIN_ROW_LEN bytes, so bounding the offsets by u32 also keeps
-        // the row count within the header's u32.
-        let offset = u32::try_from(self.rows.len())
-            .map_err(|_| Error::invalid("data page rows exceed 4 GiB"))?;
-        encode_row(&mut self.rows, self.features, row)?;
+        Ok(())
+    }
+
+    /// Where the next row starts. Every row takes at least MIN_ROW_LEN bytes, so bounding the
+    /// offsets by u32 also keeps the row count within the header's u32.
+    #[inline(always)]
+    fn next_offset(&self) -> Result<u32> {
+        u32::try_from(self.rows.len()).map_err(|_| Error::invalid("data page rows exceed 4 GiB"))
+    }
+
+    /// Record `row`, just appended at `offset`.
+    #[inline(always)]
+    fn pushed(&mut self, row: &RowRef<'_>, offset: u32) {
         self.offsets.push(offset);
         self.last_key.clear();
         self.last_key.extend_from_slice(row.key);
         self.last_seq = row.seq;
-        Ok(())
     }
 
     /// The number of rows pushed.
@@ -325,6 +357,15 @@ impl DataPage {
     /// Row `index`. `InvalidArgument` ("row index out of range") if `index >= len()`.
     pub fn row(&self, index: usize) -> Result<RowRef<'_>> {
         decode_row(self.row_bytes(index)?, self.features).map(|(row, _)| row)
+    }
+
+    /// Row `index` and its encoded bytes (as [`DataPageBuilder::push_encoded`] takes them).
+    /// `InvalidArgument` ("row index out of range") if `index >= len()`.
+    #[cfg_attr(not(feature = "compaction-copies-rows"), allow(dead_code))]
+    pub(crate) fn row_and_bytes(&self, index: usize) -> Result<(RowRef<'_>, &[u8])> {
+        let bytes = self.row_bytes(index)?;
+        let (row, used) = decode_row(bytes, self.features)?;
+        Ok((row, bytes.get(..used).unwrap_or(bytes)))
     }
 
     /// The key of row `index`, without decoding the rest of the row.

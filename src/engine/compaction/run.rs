@@ -14,7 +14,7 @@ use super::plan::{plan_in_place, Plan};
 use crate::engine::commit::{install_manifest, manifest_commit};
 use crate::engine::keys::{namespace_of, parse_expiry_index_key};
 use crate::engine::memtable::MemVersion;
-use crate::engine::merge::MergeCursor;
+use crate::engine::merge::{MergeCursor, Next};
 use crate::engine::retention::{compaction_fates, ExpiryCutoff, Fate, VersionInfo};
 use crate::engine::sst_writer::{BuiltSst, SstWriter};
 use crate::engine::state::Inner;
@@ -126,11 +126,23 @@ impl Inner {
         // The facts and fates of one key's versions, in buffers every key reuses.
         let mut infos: Vec<VersionInfo> = Vec::new();
         let mut fates: Vec<Fate> = Vec::new();
-        while let Some((key, versions)) = cursor.next_key(self).await? {
+        while let Some(next) = cursor.next(self).await? {
+            // The key's versions, newest first. Most keys have one: a row read where it is in
+            // its page (`lone`, with how its page encodes rows and its bytes there); else copies.
+            let (lone, versions, key) = match &next {
+                Next::Lone(held) => {
+                    let (row, bytes) = held.row_and_bytes()?;
+                    (Some((row, held.features(), bytes)), &[][..], row.key)
+                }
+                Next::Versions(key, versions) => (None, versions.as_slice(), key.as_slice()),
+            };
             infos.clear();
-            infos.extend(versions.iter().map(MemVersion::info));
-            let index_entry = parse_expiry_index_key(&key);
-            let data_key = index_entry.map_or(key.as_slice(), |(_, k)| k);
+            match lone {
+                Some((row, ..)) => infos.push(VersionInfo::of_row(&row)),
+                None => infos.extend(versions.iter().map(MemVersion::info)),
+            }
+            let index_entry = parse_expiry_index_key(key);
+            let data_key = index_entry.map_or(key, |(_, k)| k);
             let doomed_ns = namespace_of(data_key).filter(|ns| dropped.binary_search(ns).is_ok());
             let doomed = doomed_ns.is_some();
             // Every version of an index entry has the entry's expiry time (it is in the key), and
@@ -145,16 +157,22 @@ impl Inner {
                 doomed,
                 &mut fates,
             );
-            for (v, fate) in versions.iter().zip(fates.iter().copied()) {
-                let row = match fate {
-                    Fate::Keep => v.row(&key),
-                    Fate::Tombstone => RowRef {
-                        key: &key,
-                        seq: v.seq,
-                        ts: v.ts,
-                        expire_at: None,
-                        value: None,
-                    },
+            for (i, fate) in fates.iter().copied().enumerate() {
+                let (row, encoded) = match (lone, versions.get(i)) {
+                    (Some((row, features, bytes)), _) => (row, Some((features, bytes))),
+                    (None, Some(v)) => (v.row(key), None),
+                    (None, None) => continue,
+                };
+                let (row, encoded) = match fate {
+                    Fate::Keep => (row, encoded),
+                    Fate::Tombstone => (
+                        RowRef {
+                            value: None,
+                            expire_at: None,
+                            ..row
+                        },
+                        None,
+                    ),
                     Fate::Drop => continue,
                 };
                 if let Some(ns) = doomed_ns.filter(|ns| !still_dropped.contains(ns)) {
@@ -165,7 +183,10 @@ impl Inner {
                     next_id += 1;
                     w
                 });
-                w.add(&row)?;
+                match encoded {
+                    Some((features, bytes)) => w.add_encoded(&row, features, bytes)?,
+                    None => w.add(&row)?,
+                }
             }
             // Cut SSTs only between keys, so one key's versions never span two SSTs of a run.
             if writer
