@@ -27,6 +27,7 @@ import { guarded } from "./guard.js";
 
 export { TtlKvError, CODES };
 export { useEngineSource } from "./load.js";
+export { encodeStringsFrom } from "./codec.js";
 export { useKeepAlive } from "./shared.js";
 
 /** Open (or create) database `name`. See index.d.ts for the options. */

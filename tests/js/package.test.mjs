@@ -307,6 +307,36 @@ test("a batch keeps every key and value as given: non-ASCII, bytes, JSON, delete
   assert.ok(keys.some((k) => k instanceof Uint8Array && k.length === 3));
 });
 
+test("strings of any length either side of where their encoding changes method come back as written", async () => {
+  // Short strings are copied unit by unit (falling back to TextEncoder at the first non-ASCII
+  // unit), longer ones go to TextEncoder whole; where the bound lies depends on the runtime's entry.
+  const { db } = await fresh();
+  const unique = new Set();
+  for (let length = 1; length <= 200; length++) {
+    const ascii = "abcdefghij".repeat(20).slice(0, length);
+    unique.add(ascii);
+    // One non-ASCII unit (or a surrogate pair) at the start, in the middle, at the end.
+    for (const at of [0, length >> 1, length - 1]) {
+      unique.add(ascii.slice(0, at) + "é" + ascii.slice(at + 1));
+      unique.add(ascii.slice(0, at) + "🔑" + ascii.slice(at + 1));
+    }
+  }
+  const strings = [...unique];
+  const batch = [];
+  for (const [i, s] of strings.entries()) {
+    if (i % 2 === 0) await db.put(`one:${s}`, s);
+    else batch.push({ type: "put", key: `batch:${s}`, value: s });
+  }
+  await db.batch(batch);
+  for (const [i, s] of strings.entries()) {
+    const key = `${i % 2 === 0 ? "one" : "batch"}:${s}`;
+    assert.equal(await db.get(key), s, `a string of ${s.length} units`);
+  }
+  const keys = [];
+  for await (const e of db.scan({ prefix: "batch:" })) keys.push(e.key);
+  assert.deepEqual(keys.sort(), batch.map((op) => op.key).sort());
+});
+
 test("a bad op anywhere in a batch is its error code, and nothing of the batch is written", async () => {
   const { db } = await fresh();
   const ok = { type: "put", key: "first", value: "x" };
