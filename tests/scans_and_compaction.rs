@@ -276,9 +276,10 @@ fn scans_and_a_compaction_over_more_than_64_l0_ssts_see_every_version_once() {
 
 #[test]
 fn a_compaction_of_ssts_with_and_without_expiring_rows_keeps_every_row_as_written() {
-    // Rows are encoded with or without an expiry field depending on their SST; a compaction
-    // copies a row as it is only into an SST of the same encoding, and encodes it anew otherwise
-    // (both ways are met here: a key without expiry into an SST with it, then the reverse).
+    // Rows are encoded with or without an expiry field depending on their SST, and a compaction
+    // copies a row's bytes only into an SST of the same encoding. Here SSTs of both kinds are
+    // merged, into an SST with the field and then into one without it. (A compact row without an
+    // expiry reads the same either way; the writer's own test covers rows that do not.)
     let options = DbOptions {
         page_size: 512,
         ..DbOptions::default()

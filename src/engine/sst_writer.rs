@@ -219,14 +219,20 @@ mod tests {
             .collect()
     }
 
-    /// An SST of `rows()` written by `add_encoded` from a page encoded with `features`.
-    fn copied_from(features: RowFeatures) -> BuiltSst {
-        let mut source = DataPageBuilder::new(features);
-        for row in rows() {
-            source.push(&row.as_ref()).unwrap();
+    /// A page of `rows` encoded with `features`.
+    fn page_of(features: RowFeatures, rows: &[Row]) -> DataPage {
+        let mut page = DataPageBuilder::new(features);
+        for row in rows {
+            page.push(&row.as_ref()).unwrap();
         }
-        let source = DataPage::decode(source.finish()).unwrap();
-        let mut writer = SstWriter::new(1, true, 64, 0);
+        DataPage::decode(page.finish()).unwrap()
+    }
+
+    /// An SST of `rows` written by `add_encoded` from a page encoded with `features` (into a
+    /// writer with the expiry field if `with_expiry`).
+    fn copied_from(features: RowFeatures, rows: &[Row], with_expiry: bool) -> BuiltSst {
+        let source = page_of(features, rows);
+        let mut writer = SstWriter::new(1, with_expiry, 64, 0);
         for index in 0..source.len() {
             let (row, bytes) = source.row_and_bytes(index).unwrap();
             writer.add_encoded(&row, features, bytes).unwrap();
@@ -234,23 +240,56 @@ mod tests {
         writer.finish().unwrap()
     }
 
+    /// An SST of `rows` written by `add`.
+    fn added(rows: &[Row], with_expiry: bool) -> BuiltSst {
+        let mut writer = SstWriter::new(1, with_expiry, 64, 0);
+        for row in rows {
+            writer.add(&row.as_ref()).unwrap();
+        }
+        writer.finish().unwrap()
+    }
+
     #[test]
     fn rows_copied_from_pages_of_any_encoding_are_written_as_the_rows_added_one_by_one() {
-        let mut added = SstWriter::new(1, true, 64, 0);
-        for row in rows() {
-            added.add(&row.as_ref()).unwrap();
-        }
-        let added = added.finish().unwrap();
-        assert_eq!(rows_of(&added), rows());
-        for features in [
-            RowFeatures::COMPACT_WITH_EXPIRY,
-            RowFeatures::V1_WITH_EXPIRY,
-        ] {
-            let copied = copied_from(features);
-            assert_eq!(rows_of(&copied), rows(), "{features:?}");
+        // Copied as their bytes from a page of the writer's encoding, encoded anew from a
+        // fixed-width page; with and without the expiry field.
+        let without_expiry: Vec<Row> = rows()
+            .into_iter()
+            .filter(|r| r.expire_at.is_none())
+            .collect();
+        let cases = [
+            (RowFeatures::COMPACT_WITH_EXPIRY, rows(), true),
+            (RowFeatures::V1_WITH_EXPIRY, rows(), true),
+            (RowFeatures::COMPACT_BASE, without_expiry.clone(), false),
+            (RowFeatures::V1_BASE, without_expiry, false),
+        ];
+        for (features, rows, with_expiry) in cases {
+            let added = added(&rows, with_expiry);
+            assert_eq!(rows_of(&added), rows);
+            let copied = copied_from(features, &rows, with_expiry);
+            assert_eq!(rows_of(&copied), rows, "{features:?}");
             // The same pages byte for byte, cut at the same rows, and the same metadata.
             assert_eq!(copied.pages, added.pages, "{features:?}");
             assert_eq!(copied.meta, added.meta, "{features:?}");
         }
+    }
+
+    #[test]
+    fn a_row_copied_out_of_order_is_refused_and_changes_nothing() {
+        let source = page_of(RowFeatures::COMPACT_WITH_EXPIRY, &rows());
+        let mut writer = SstWriter::new(1, true, 4096, 0);
+        let (second, bytes) = source.row_and_bytes(1).unwrap();
+        writer
+            .add_encoded(&second, RowFeatures::COMPACT_WITH_EXPIRY, bytes)
+            .unwrap();
+        let before = writer.bytes();
+        let (first, bytes) = source.row_and_bytes(0).unwrap();
+        let refused = writer.add_encoded(&first, RowFeatures::COMPACT_WITH_EXPIRY, bytes);
+        assert_eq!(
+            refused.map_err(|e| e.kind()),
+            Err(crate::error::ErrorKind::InvalidArgument)
+        );
+        assert_eq!(writer.bytes(), before);
+        assert_eq!(rows_of(&writer.finish().unwrap()), [rows()[1].clone()]);
     }
 }

@@ -1,10 +1,10 @@
 //! [`LoneRow`]: a key's one version handed over by the merge where it is, a row of a page, so a
 //! compaction can write it out without copying it out first (and copy its bytes as they are).
 //!
-//! With the core's `compaction-copies-rows` feature (on by default, and in the server entries'
-//! engine); without it (the browser's engine, where it would cost about 1 KB of gzipped wasm)
-//! the type has no values, so the merge copies out every version and the code that handles a
-//! lone row compiles to nothing.
+//! Lone rows are held only with the core's `compaction-copies-rows` feature (on by default, and
+//! in the server entries' engine). Without it (the browser's engine, where it would cost about
+//! 1 KB of gzipped wasm) the type has no values, so the merge copies out every version and the
+//! code that handles a lone row compiles to nothing.
 
 use crate::engine::memtable::MemVersion;
 use crate::error::Result;

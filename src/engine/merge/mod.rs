@@ -91,7 +91,7 @@ pub(crate) enum Next {
     Versions(Vec<u8>, Vec<MemVersion>),
 }
 
-/// Run `i`'s bit in [`MergeCursor::next_key`]'s set of runs at the chosen key (none past the 64th).
+/// Run `i`'s bit in [`MergeCursor::next`]'s set of runs at the chosen key (none past the 64th).
 fn run_bit(i: usize) -> u64 {
     if i < 64 {
         1 << i
@@ -207,7 +207,7 @@ impl MergeCursor {
             if i < 64 && !known {
                 continue;
             }
-            // A row is decoded whole only once its key matches.
+            // A row is decoded whole only once its key matches, and a row held as lone not here.
             while let Some((page, index)) = r.at() {
                 if !known && r.key.as_slice() != key {
                     break;

@@ -171,17 +171,17 @@ impl RunCursor {
         self.copy_key()
     }
 
-    /// Copy the current row's key into `key` (its buffer reused from row to row).
+    /// Copy the current row's key into `key` (its buffer reused from row to row). Every row the
+    /// cursor arrives on has its key read, also the one past the last a scan takes.
     fn copy_key(&mut self) -> Result<()> {
         let index = if self.reverse {
             self.row.wrapping_sub(1)
         } else {
             self.row
         };
+        self.key.clear();
         if let Some(page) = &self.page {
-            let key = page.key(index)?;
-            self.key.clear();
-            self.key.extend_from_slice(key);
+            self.key.extend_from_slice(page.key(index)?);
         }
         Ok(())
     }
