@@ -1,4 +1,4 @@
-// The instructions the package's server engine executes in Node for two write workloads, counted
+// The instructions the package's server engine executes in Node for three workloads, counted
 // by valgrind's cachegrind: a figure that moves far less with the machine's speed and load than a
 // timing, for comparing one build with the next where timings spread by a third from run to run.
 //
@@ -15,12 +15,13 @@
 // The workloads, on memory storage, relaxed, a 30-minute default TTL, 100-byte values:
 // - `batches`: 100,000 puts in batches of 1,000, keys in order (the ingest of `npm run bench`);
 // - `puts`: 50,000 single puts over 20,000 keys;
+// - `gets`: 20,000 puts in batches of 1,000, then 100,000 gets of those keys;
 // - `none`: open, flush and close.
 import { spawnSync } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import path from "node:path";
 
-const WORKLOADS = ["none", "batches", "puts"];
+const WORKLOADS = ["none", "batches", "puts", "gets"];
 const here = fileURLToPath(import.meta.url);
 
 if (process.argv[2] === "--workload") {
@@ -46,6 +47,7 @@ function count(root, runs) {
   console.log(`${root}: start-up, open, flush and close ${m(base)}M instructions; beyond them (median [range] of ${runs}):`);
   console.log(`  100,000 puts in batches of 1,000: ${net("batches")}`);
   console.log(`  50,000 single puts over 20,000 keys: ${net("puts")}`);
+  console.log(`  20,000 puts in batches of 1,000, then 100,000 gets of them: ${net("gets")}`);
 }
 
 /** One run of workload `name` under cachegrind: the instructions counted, in millions. */
@@ -91,6 +93,15 @@ async function workload(name, root) {
     }
   } else if (name === "puts") {
     for (let j = 0; j < 50_000; j++) await db.put(key((j * 7919) % 20_000), value100(j));
+  } else if (name === "gets") {
+    for (let i = 0; i < 20_000; i += 1000) {
+      const ops = [];
+      for (let j = i; j < i + 1000; j++) ops.push({ type: "put", key: key(j), value: value100(j) });
+      await db.batch(ops);
+    }
+    let found = 0;
+    for (let j = 0; j < 100_000; j++) if ((await db.get(key((j * 7919) % 20_000))) !== undefined) found++;
+    if (found !== 100_000) throw new Error(`gets: ${100_000 - found} of 100,000 missed`);
   } else if (name !== "none") {
     throw new Error(`unknown workload ${name}: one of ${WORKLOADS.join(", ")}`);
   }
