@@ -170,7 +170,7 @@ impl MergeCursor {
         }
         // The runs' current keys (each copied out once, as its cursor arrived) decide: bit i of
         // `at_best` says run i's current key is the one chosen (runs past the 64th are compared
-        // again below). The key is copied into `taken`, whose buffer every key reuses.
+        // again below). The key is copied into `taken`, whose buffer a lone row's key reuses.
         let mut best: Option<&[u8]> = from_mems.as_deref();
         let mut at_best = 0u64;
         for (i, r) in self.runs.iter().enumerate() {
@@ -229,6 +229,10 @@ impl MergeCursor {
         }
         insertion_sort_by(&mut versions, |a, b| a.seq > b.seq);
         versions.dedup_by_key(|v| v.seq);
-        Ok(Some(Next::Versions(key.to_vec(), versions)))
+        // The key moves out with its buffer (the next key's copy makes a new one).
+        Ok(Some(Next::Versions(
+            core::mem::take(&mut self.taken),
+            versions,
+        )))
     }
 }
