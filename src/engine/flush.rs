@@ -37,8 +37,8 @@ impl Inner {
             let mut st = self.state.borrow_mut();
             st.check_writable()?;
             if !st.active.borrow().is_empty() {
-                let table =
-                    core::mem::replace(&mut st.active, Rc::new(RefCell::new(Memtable::default())));
+                let next = Memtable::following(&st.active.borrow());
+                let table = core::mem::replace(&mut st.active, Rc::new(RefCell::new(next)));
                 let max_seq = st.last_seq;
                 st.frozen.push(Frozen { table, max_seq });
             }

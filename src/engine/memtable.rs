@@ -4,11 +4,15 @@
 //! sequence number; a failed WAL commit removes the versions it covered ([`Memtable::rollback_after`]);
 //! overwrites prune versions no reader can see any more. A memtable is frozen (shared behind `Rc`)
 //! when it is flushed, so readers that hold it keep a consistent view.
+//!
+//! A point read asks the memtable's [`MemtableFilter`] first: most reads are of keys it does not
+//! hold, and "no" spares them the map's search (a few dozen whole-key comparisons).
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::ops::Bound;
 
+use super::memtable_filter::MemtableFilter;
 use super::retention::{needed_between, VersionInfo};
 use crate::format::RowRef;
 
@@ -68,6 +72,8 @@ pub(crate) fn is_live(v: &MemVersion, now: i64) -> bool {
 #[derive(Default, Debug)]
 pub(crate) struct Memtable {
     map: BTreeMap<Vec<u8>, Vec<MemVersion>>,
+    /// Every key of `map`, for point reads to rule keys out.
+    filter: MemtableFilter,
     bytes: usize,
     versions: usize,
     /// Time of the first write, to bound how long data waits before a flush.
@@ -77,6 +83,15 @@ pub(crate) struct Memtable {
 }
 
 impl Memtable {
+    /// An empty memtable to follow `previous`: its filter starts at the size `previous`'s
+    /// reached, so that a memtable as large as the last one does not rebuild it on the way.
+    pub(crate) fn following(previous: &Memtable) -> Memtable {
+        Memtable {
+            filter: previous.filter.empty_like(),
+            ..Memtable::default()
+        }
+    }
+
     /// Bytes of keys, values and bookkeeping held.
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
@@ -123,7 +138,9 @@ impl Memtable {
         // One search, and the caller's key becomes the map's if the key is new. Room for one
         // version: most keys never get a second while the memtable holds them (a list grown
         // from empty would take room for four).
+        let hash = MemtableFilter::hash(&key);
         let versions = self.map.entry(key).or_insert_with(|| Vec::with_capacity(1));
+        let added = versions.is_empty();
         versions.push(version);
         if versions.len() > 1 {
             Self::prune(
@@ -134,6 +151,9 @@ impl Memtable {
                 &mut self.bytes,
                 &mut self.versions,
             );
+        }
+        if added {
+            self.filter.add(hash, &self.map);
         }
     }
 
@@ -167,8 +187,12 @@ impl Memtable {
         versions.truncate(kept);
     }
 
-    /// The newest version of `key` with `seq <= read_seq`.
-    pub(crate) fn get(&self, key: &[u8], read_seq: u64) -> Option<&MemVersion> {
+    /// The newest version of `key` with `seq <= read_seq`; `hash` is the key's
+    /// [`MemtableFilter::hash`].
+    pub(crate) fn get(&self, key: &[u8], hash: u64, read_seq: u64) -> Option<&MemVersion> {
+        if !self.filter.may_hold(hash) {
+            return None;
+        }
         self.map
             .get(key)
             .and_then(|vs| vs.iter().rev().find(|v| v.seq <= read_seq))
@@ -267,9 +291,21 @@ mod tests {
         let mut m = Memtable::default();
         m.insert(b"k".to_vec(), put(1, b"a"), &[1], 0);
         m.insert(b"k".to_vec(), put(2, b"b"), &[1], 0);
-        assert_eq!(m.get(b"k", 1).unwrap().value.as_deref(), Some(&b"a"[..]));
-        assert_eq!(m.get(b"k", 5).unwrap().value.as_deref(), Some(&b"b"[..]));
-        assert!(m.get(b"k", 0).is_none());
+        assert_eq!(
+            m.get(b"k", MemtableFilter::hash(b"k"), 1)
+                .unwrap()
+                .value
+                .as_deref(),
+            Some(&b"a"[..])
+        );
+        assert_eq!(
+            m.get(b"k", MemtableFilter::hash(b"k"), 5)
+                .unwrap()
+                .value
+                .as_deref(),
+            Some(&b"b"[..])
+        );
+        assert!(m.get(b"k", MemtableFilter::hash(b"k"), 0).is_none());
     }
 
     #[test]
@@ -289,8 +325,13 @@ mod tests {
         m.insert(b"a".to_vec(), put(2, b"2"), &[], 1);
         m.insert(b"b".to_vec(), put(3, b"3"), &[], 1);
         m.rollback_after(1);
-        assert_eq!(m.get(b"a", u64::MAX).unwrap().seq, 1);
-        assert!(m.get(b"b", u64::MAX).is_none());
+        assert_eq!(
+            m.get(b"a", MemtableFilter::hash(b"a"), u64::MAX)
+                .unwrap()
+                .seq,
+            1
+        );
+        assert!(m.get(b"b", MemtableFilter::hash(b"b"), u64::MAX).is_none());
         assert_eq!(m.version_count(), 1);
     }
 }

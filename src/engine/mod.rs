@@ -31,6 +31,7 @@ mod group_commit;
 mod keys;
 mod maintenance;
 mod memtable;
+mod memtable_filter;
 mod merge;
 mod namespace;
 mod notify;

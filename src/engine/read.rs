@@ -1,14 +1,16 @@
 //! The point-read path: memtables, then L0 newest first, then one SST per deeper level, through
-//! the page cache (or, where the store shares its pages, the pages where they lie). An SST whose
-//! key filter rules the key out is skipped without reading a page.
+//! the page cache (or, where the store shares its pages, the pages where they lie). A memtable
+//! whose filter rules the key out is not searched (see `MemtableFilter`), and an SST whose key
+//! filter does is skipped without reading a page.
 //! It returns the newest version at or below a sequence number, raw (it may be a tombstone or
 //! expired): callers decide liveness at their read time.
 //!
-//! Owns the `Inner` methods [`load_page`](Inner::load_page), [`lookup`](Inner::lookup),
-//! [`lookup_in_version`](Inner::lookup_in_version) and the private `lookup_in_sst`; of the state,
-//! it fills and reads `State::cache` (the page cache).
+//! Owns the `Inner` methods [`load_page`](Inner::load_page), [`lookup`](Inner::lookup) and the
+//! private `lookup_in_version` and `lookup_in_sst`; of the state, it fills and reads
+//! `State::cache` (the page cache).
 
 use super::memtable::MemVersion;
+use super::memtable_filter::MemtableFilter;
 use super::page_cache::CacheFill;
 use super::state::Inner;
 use super::version::{SstHandle, Version};
@@ -73,10 +75,11 @@ impl Inner {
 
     /// The newest version of internal key `key` with `seq <= read_seq`, from any source.
     pub(crate) async fn lookup(&self, key: &[u8], read_seq: u64) -> Result<Option<MemVersion>> {
+        let hash = MemtableFilter::hash(key);
         let version = {
             let st = self.state.borrow();
-            for table in st.memtables_newest_first() {
-                if let Some(v) = table.borrow().get(key, read_seq) {
+            for table in st.memtables_newest() {
+                if let Some(v) = table.borrow().get(key, hash, read_seq) {
                     return Ok(Some(v.clone()));
                 }
             }
@@ -86,7 +89,7 @@ impl Inner {
     }
 
     /// The newest version of `key` at or below `read_seq` among the SSTs of `version`.
-    pub(crate) async fn lookup_in_version(
+    async fn lookup_in_version(
         &self,
         version: &Version,
         key: &[u8],

@@ -27,7 +27,7 @@
 //!   `Inner` fields `reclaim_lock`, `reclaims`, `reclaim_listener`, `unreported`;
 //! - `namespace.rs`: `ensure_namespace`, `drop_namespace`, `clear_keyspace`, `namespaces`; the
 //!   manifest's namespaces;
-//! - `read.rs`: `load_page`, `lookup`, `lookup_in_version`; `cache`;
+//! - `read.rs`: `load_page`, `lookup`; `cache`;
 //! - `scan.rs`: `scan_at`, `range`; read pins in `snapshots`;
 //! - `maintenance.rs`: `maintenance_step`, `next_wakeup`; no state of its own;
 //! - `stats.rs`: `stats`; reads only.
@@ -201,6 +201,11 @@ impl State {
     }
 
     /// Every memtable, newest first.
+    pub(crate) fn memtables_newest(&self) -> impl Iterator<Item = &Rc<RefCell<Memtable>>> {
+        core::iter::once(&self.active).chain(self.frozen.iter().rev().map(|f| &f.table))
+    }
+
+    /// Every memtable, newest first, held (for a reader that awaits while it reads them).
     pub(crate) fn memtables_newest_first(&self) -> Vec<Rc<RefCell<Memtable>>> {
         let mut out = Vec::with_capacity(1 + self.frozen.len());
         out.push(self.active.clone());
