@@ -74,6 +74,61 @@ fn a_purge_limit_bounds_each_slice_and_says_more_is_due() {
     });
 }
 
+/// `count` keys that expire at `at`, each its own millisecond when `spread`.
+async fn due_keys(db: &ttlkv::Db, count: u32, at: i64, spread: bool) {
+    for i in 0..count {
+        let expire_at = if spread { at + i64::from(i) } else { at };
+        let options = PutOptions {
+            ttl: Ttl::ExpireAt(expire_at),
+            ..PutOptions::default()
+        };
+        db.put_with_options(&i.to_be_bytes(), b"v", options)
+            .await
+            .unwrap();
+    }
+}
+
+#[test]
+fn a_purge_whose_limit_meets_the_due_keys_exactly_writes_nothing_and_says_none_are_left() {
+    let (db, _, clock) = fresh(DbOptions::default());
+    run(async {
+        // Ten keys due in one millisecond and a limit of ten: the slice cannot move
+        // `purged_until` into that millisecond, yet it removes no entry with a tombstone, since
+        // it read one row past its limit and found nothing more due.
+        due_keys(&db, 10, T0 + 100, false).await;
+        db.put_with_options(b"later", b"x", ttl(10_000))
+            .await
+            .unwrap();
+        clock.set(T0 + 100);
+        let seq = db.stats().last_seq;
+        let report = db.purge_expired(10).await.unwrap();
+        assert_eq!((report.removed, report.more_due), (10, false));
+        assert_eq!(db.stats().last_seq, seq, "nothing written");
+        assert_eq!(db.purge_expired(10).await.unwrap().removed, 0);
+        assert!(db.has(b"later").await.unwrap());
+    });
+}
+
+#[test]
+fn a_full_slice_that_ends_where_a_millisecond_ends_handles_every_entry_it_read() {
+    let (db, _, clock) = fresh(DbOptions::default());
+    run(async {
+        // Fifteen keys due one millisecond apart, slices of ten: the first slice stops before
+        // the eleventh key's millisecond, so it handles all ten it read and writes nothing.
+        due_keys(&db, 15, T0 + 100, true).await;
+        clock.set(T0 + 200);
+        let seq = db.stats().last_seq;
+        let first = db.purge_expired(10).await.unwrap();
+        assert_eq!((first.removed, first.more_due), (10, true));
+        let second = db.purge_expired(10).await.unwrap();
+        assert_eq!((second.removed, second.more_due), (5, false));
+        assert_eq!(db.stats().last_seq, seq, "nothing written");
+        let at = |r: &ttlkv::PurgeReport| r.expired.iter().map(|e| e.expire_at).collect::<Vec<_>>();
+        let all: Vec<i64> = at(&first).into_iter().chain(at(&second)).collect();
+        assert_eq!(all, (0..15).map(|i| T0 + 100 + i).collect::<Vec<_>>());
+    });
+}
+
 #[test]
 fn stale_entries_from_overwrite_delete_and_persist_are_dropped_never_acted_on() {
     let (db, _, clock) = fresh(DbOptions::default());

@@ -68,10 +68,12 @@ struct Slice {
     drops_entries: bool,
 }
 
-/// Cut the due index rows (read from `purged_until` on; `more_due`: the read stopped at its limit)
-/// into a slice. A full read that spans several expiry times leaves the last one for the next
-/// slice, so `purged_until` can move to it; a full read of a single expiry time has no such cut.
-fn cut_slice(rows: Vec<(Vec<u8>, MemVersion)>, more_due: bool, now: i64) -> Slice {
+/// Cut the due index rows read from `purged_until` on (up to `limit` + 1: the read asks for one
+/// past the slice) into a slice of at most `limit` entries, and say whether more are due. A
+/// slice takes every entry before the millisecond of the first it cannot take, and moves
+/// `purged_until` to that millisecond. A slice that lies wholly inside that millisecond cannot
+/// name half of it: it removes the entries it handles instead.
+fn cut_slice(rows: Vec<(Vec<u8>, MemVersion)>, limit: usize, now: i64) -> (Slice, bool) {
     let mut entries: Vec<DueEntry> = rows
         .into_iter()
         .filter_map(|(index_key, row)| {
@@ -85,24 +87,24 @@ fn cut_slice(rows: Vec<(Vec<u8>, MemVersion)>, more_due: bool, now: i64) -> Slic
             Some((at, data_key, index_key, owed))
         })
         .collect();
-    let (first, last) = match (entries.first(), entries.last()) {
-        (Some(f), Some(l)) if more_due => (f.0, l.0),
-        _ => {
-            return Slice {
-                entries,
-                horizon: now.saturating_add(1),
-                drops_entries: false,
-            }
+    let more_due = entries.len() > limit;
+    let mut horizon = now.saturating_add(1);
+    let mut drops_entries = false;
+    if let (Some(&(next, ..)), Some(&(first, ..))) = (entries.get(limit), entries.first()) {
+        horizon = next;
+        if first < next {
+            entries.retain(|(at, ..)| *at < next);
+        } else {
+            entries.pop();
+            drops_entries = true;
         }
-    };
-    if first < last {
-        entries.retain(|(at, ..)| *at < last);
     }
-    Slice {
+    let slice = Slice {
         entries,
-        horizon: last,
-        drops_entries: first == last,
-    }
+        horizon,
+        drops_entries,
+    };
+    (slice, more_due)
 }
 
 /// How often a purge judges a slice again after writes beside it were rolled back.
@@ -143,14 +145,21 @@ impl Inner {
         }
         let due_end = expiry_index_from(now.saturating_add(1));
         let (rows, walked) = self
-            .range(&from, Some(&due_end), false, limit, read_seq, None)
+            .range(
+                &from,
+                Some(&due_end),
+                false,
+                limit.saturating_add(1),
+                read_seq,
+                None,
+            )
             .await?;
         self.state.borrow_mut().purge_rows_walked += walked;
+        let (slice, more_due) = cut_slice(rows, limit, now);
         let mut report = PurgeReport {
-            more_due: rows.len() >= limit,
+            more_due,
             ..PurgeReport::default()
         };
-        let slice = cut_slice(rows, report.more_due, now);
         // The hook's rewrites first, then the entries to drop: the first outcomes are the
         // rewrites'.
         let mut ops = Vec::new();
