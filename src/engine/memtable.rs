@@ -211,11 +211,14 @@ impl Memtable {
         self.map.get(key).and_then(|vs| vs.last()).map(|v| v.seq)
     }
 
-    /// Remove every version with `seq > seq` (a WAL commit covering them failed).
+    /// Remove every version with `seq > seq` (a WAL commit covering them failed). The map is
+    /// built again from what is kept rather than pruned in place: a rollback is rare, and a
+    /// removal from this map type would bring the B-tree's rebalancing code into the wasm
+    /// module for it alone (about 3 KB; nothing else removes from a map of this type).
     pub(crate) fn rollback_after(&mut self, seq: u64) {
         let mut freed = 0;
         let mut removed = 0;
-        self.map.retain(|key, versions| {
+        for (key, mut versions) in core::mem::take(&mut self.map) {
             versions.retain(|v| {
                 let keep = v.seq <= seq;
                 if !keep {
@@ -224,8 +227,10 @@ impl Memtable {
                 }
                 keep
             });
-            !versions.is_empty()
-        });
+            if !versions.is_empty() {
+                self.map.insert(key, versions);
+            }
+        }
         self.bytes = self.bytes.saturating_sub(freed);
         self.versions = self.versions.saturating_sub(removed);
         if self.map.is_empty() {
