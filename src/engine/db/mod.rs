@@ -13,7 +13,7 @@ use alloc::vec::Vec;
 
 use super::keys::{call_record_key, internal_key, validate_key, DEFAULT_NAMESPACE};
 use super::maintenance::Maintenance;
-use super::memtable::is_live;
+use super::memtable::{is_live, MemVersion};
 use super::namespace::{validate_ttl, TtlPolicy};
 use super::options::{
     DbOptions, Entry, ExpireHook, NamespaceOptions, PurgeReport, PutCondition, PutOptions,
@@ -134,23 +134,29 @@ impl Db {
 
     /// The value of `key`, if it is present and not expired.
     pub async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.get_entry(key).await?.map(|e| e.value))
+        Ok(self.live_version(key).await?.and_then(|v| v.value))
     }
 
     /// The live entry of `key` with its expiry, if any.
     pub async fn get_entry(&self, key: &[u8]) -> Result<Option<Entry>> {
-        let ikey = self.key(key)?;
-        self.policy()?;
-        let read_seq = self.inner.state.borrow().last_seq;
-        let found = self.inner.lookup(&ikey, read_seq).await?;
-        let now = self.inner.clock.now()?;
-        Ok(found.filter(|v| is_live(v, now)).and_then(|v| {
+        Ok(self.live_version(key).await?.and_then(|v| {
             v.value.map(|value| Entry {
                 key: key.to_vec(),
                 value,
                 expire_at: v.expire_at,
             })
         }))
+    }
+
+    /// The version of `key` a read sees now, if it holds a value that has not expired: what
+    /// `get`, `get_entry`, `has` and `ttl` answer from (only `get_entry` copies the key).
+    async fn live_version(&self, key: &[u8]) -> Result<Option<MemVersion>> {
+        let ikey = self.key(key)?;
+        self.policy()?;
+        let read_seq = self.inner.state.borrow().last_seq;
+        let found = self.inner.lookup(&ikey, read_seq).await?;
+        let now = self.inner.clock.now()?;
+        Ok(found.filter(|v| is_live(v, now)))
     }
 
     /// The values of `keys`, in the same order (`None` where absent or expired).
@@ -164,16 +170,16 @@ impl Db {
 
     /// Whether `key` is present and not expired.
     pub async fn has(&self, key: &[u8]) -> Result<bool> {
-        Ok(self.get_entry(key).await?.is_some())
+        Ok(self.live_version(key).await?.is_some())
     }
 
     /// Remaining time to live of `key` in ms: `-1` if it has no expiry, `-2` if it is absent or
     /// expired (Redis `PTTL`).
     pub async fn ttl(&self, key: &[u8]) -> Result<i64> {
-        let Some(entry) = self.get_entry(key).await? else {
+        let Some(version) = self.live_version(key).await? else {
             return Ok(-2);
         };
-        Ok(match entry.expire_at {
+        Ok(match version.expire_at {
             None => -1,
             Some(at) => (at - self.inner.clock.now()?).max(1),
         })
