@@ -29,10 +29,26 @@ const MAX_JSON_DEPTH = 256;
 
 /** Key bytes and whether the key was a string. */
 export function encodeKey(key) {
+  return keyBytes(key, true);
+}
+
+/**
+ * As `encodeKey`, but a string key that fits the scratch space comes back as a view of it, not
+ * a copy, under the rules of `encodeValueInPlace`: only for a call that copies it before anything
+ * else runs.
+ */
+export function encodeKeyInPlace(key) {
+  return keyBytes(key, false);
+}
+
+function keyBytes(key, copy) {
   let bytes;
   if (typeof key === "string") {
     // A key within the limit in UTF-16 units fits the scratch space (3 bytes per unit at most).
-    bytes = key.length <= MAX_KEY_BYTES ? scratch.slice(0, writeUtf8(scratch, 0, key)) : encoder.encode(key);
+    if (key.length <= MAX_KEY_BYTES) {
+      const end = writeUtf8(scratch, 0, key);
+      bytes = copy ? scratch.slice(0, end) : scratch.subarray(0, end);
+    } else bytes = encoder.encode(key);
   }
   else if (key instanceof Uint8Array) bytes = key;
   else throw new TtlKvError("INVALID_ARGUMENT", "a key must be a string or a Uint8Array");

@@ -3,7 +3,7 @@
 // (`Shared.endpoint`); these are the per-call hot paths.
 
 import { TtlKvError } from "./errors.js";
-import { encodeKey, encodeValue, encodeValueInPlace, PackedBatch } from "./codec.js";
+import { encodeKey, encodeKeyInPlace, encodeValue, encodeValueInPlace, PackedBatch } from "./codec.js";
 import { invalid, plainOptions, checkKnown, positiveInt, integer, putArgs, conditionBits, scanArgs } from "./options.js";
 import { valueOf, entryOf, reaper, scanPages, Snapshot } from "./snapshot.js";
 import { guardMethods, guardedPromise, rejectAsInputError } from "./guard.js";
@@ -27,19 +27,25 @@ export class Db {
     return shared.endpoint.call(this.#ns, method, args);
   }
 
+  /**
+   * Whether a call with `key` may hand over what it encodes in the scratch space in place: where
+   * the call reaches this context's engine before `#call` returns (see
+   * `LocalEndpoint.runsAtOnce`), with a string key (a key of the app's own Uint8Array could run
+   * its code, a getter, while the engine's glue copies the arguments): nothing can encode into
+   * the scratch space in between.
+   */
+  #inPlace(key) {
+    return typeof key === "string" && this.#ns === null && this.#shared.endpoint?.runsAtOnce === true;
+  }
+
   put(key, value, opts) {
     return (async () => {
       const k = encodeKey(key);
       // The options first: reading them can run the app's code (a getter), which could encode
       // another value into the scratch space the value below may be handed over in.
       const [kind, arg, cond] = putArgs(opts);
-      // In place where the call reaches this context's engine before `#call` returns (see
-      // `LocalEndpoint.runsAtOnce`), with a string key (so `k` is a plain copy: a key of the
-      // app's own Uint8Array could run its code, a getter, while the engine's glue copies it
-      // before the value): nothing can encode into the scratch space in between.
-      const inPlace =
-        typeof key === "string" && this.#ns === null && this.#shared.endpoint?.runsAtOnce === true;
-      const v = (inPlace ? encodeValueInPlace : encodeValue)(value, typeof key === "string");
+      // The key is a copy: the value may take the scratch space after it (`#inPlace`).
+      const v = (this.#inPlace(key) ? encodeValueInPlace : encodeValue)(value, typeof key === "string");
       return this.#call("put", [k, v, kind, arg, cond]);
     })();
   }
@@ -50,7 +56,7 @@ export class Db {
    */
   get(key) {
     try {
-      const raw = this.#call("get", [encodeKey(key)]);
+      const raw = this.#call("get", [(this.#inPlace(key) ? encodeKeyInPlace : encodeKey)(key)]);
       if (raw instanceof Promise) return guardedPromise(raw.then(valueOf));
       return Promise.resolve(valueOf(raw));
     } catch (e) {

@@ -602,6 +602,25 @@ test("1,000 concurrent mixed calls on one db are safe", async () => {
   assert.equal(results.filter((r) => r.status === "rejected").length, 0);
 });
 
+test("gets made back to back without waiting each answer for their own key, in the default keyspace, a namespace and on an adapter", async () => {
+  // Keys of many lengths, each encoded where the one before it was (the default keyspace's gets
+  // hand their key over in place): a get that read its key late would answer for another.
+  const key = (i) => `key ${i} `.padEnd(8 + (i % 90), String.fromCharCode(97 + (i % 26)));
+  const check = async (db, label) => {
+    for (let i = 0; i < 300; i++) await db.put(key(i), `value ${i}`);
+    const gets = [];
+    for (let i = 0; i < 300; i++) gets.push(db.get(key(i)));
+    const answers = await Promise.all(gets);
+    for (let i = 0; i < 300; i++) assert.equal(answers[i], `value ${i}`, `${label}, ${key(i)}`);
+  };
+  const { db } = await fresh();
+  await check(db, "default keyspace");
+  await check(db.namespace("ns"), "namespace");
+  const adapted = await open("in-place-gets-adapter", { storage: mapAdapter(), clock: fakeClock(), maintenance: "manual" });
+  await check(adapted, "adapter");
+  await adapted.close();
+});
+
 test("puts made back to back without waiting each keep their own value, in the default keyspace, a namespace and on an adapter", async () => {
   // Values over 64 bytes, so that each is encoded where the next is (the default keyspace's
   // calls hand it over in place) and any call that read it late would store another's bytes.
