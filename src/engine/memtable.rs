@@ -291,26 +291,19 @@ mod tests {
         }
     }
 
+    /// A point read of `key` at `read_seq`, with the key's filter hash.
+    fn read<'a>(m: &'a Memtable, key: &[u8], read_seq: u64) -> Option<&'a MemVersion> {
+        m.get(key, MemtableFilter::hash(key), read_seq)
+    }
+
     #[test]
     fn reads_see_the_newest_version_at_their_seq() {
         let mut m = Memtable::default();
         m.insert(b"k".to_vec(), put(1, b"a"), &[1], 0);
         m.insert(b"k".to_vec(), put(2, b"b"), &[1], 0);
-        assert_eq!(
-            m.get(b"k", MemtableFilter::hash(b"k"), 1)
-                .unwrap()
-                .value
-                .as_deref(),
-            Some(&b"a"[..])
-        );
-        assert_eq!(
-            m.get(b"k", MemtableFilter::hash(b"k"), 5)
-                .unwrap()
-                .value
-                .as_deref(),
-            Some(&b"b"[..])
-        );
-        assert!(m.get(b"k", MemtableFilter::hash(b"k"), 0).is_none());
+        assert_eq!(read(&m, b"k", 1).unwrap().value.as_deref(), Some(&b"a"[..]));
+        assert_eq!(read(&m, b"k", 5).unwrap().value.as_deref(), Some(&b"b"[..]));
+        assert!(read(&m, b"k", 0).is_none());
     }
 
     #[test]
@@ -330,13 +323,8 @@ mod tests {
         m.insert(b"a".to_vec(), put(2, b"2"), &[], 1);
         m.insert(b"b".to_vec(), put(3, b"3"), &[], 1);
         m.rollback_after(1);
-        assert_eq!(
-            m.get(b"a", MemtableFilter::hash(b"a"), u64::MAX)
-                .unwrap()
-                .seq,
-            1
-        );
-        assert!(m.get(b"b", MemtableFilter::hash(b"b"), u64::MAX).is_none());
+        assert_eq!(read(&m, b"a", u64::MAX).unwrap().seq, 1);
+        assert!(read(&m, b"b", u64::MAX).is_none());
         assert_eq!(m.version_count(), 1);
     }
 }

@@ -208,15 +208,13 @@ impl State {
     /// Every memtable, newest first, held (for a reader that awaits while it reads them).
     pub(crate) fn memtables_newest_first(&self) -> Vec<Rc<RefCell<Memtable>>> {
         let mut out = Vec::with_capacity(1 + self.frozen.len());
-        out.push(self.active.clone());
-        out.extend(self.frozen.iter().rev().map(|f| f.table.clone()));
+        out.extend(self.memtables_newest().cloned());
         out
     }
 
     /// The highest seq written for `key` in any memtable.
     pub(crate) fn memtable_latest_seq(&self, key: &[u8]) -> Option<u64> {
-        core::iter::once(&self.active)
-            .chain(self.frozen.iter().map(|f| &f.table))
+        self.memtables_newest()
             .filter_map(|t| t.borrow().latest_seq(key))
             .max()
     }
