@@ -2,7 +2,8 @@
 //! once per SST: the page, decoded, stays with the SST's handle, and later reads of it (of any of
 //! its keys) reach the store no more. A compaction makes new SSTs, whose pages are asked for
 //! afresh; the answers are the same throughout. The page cache is off, so every read of a page
-//! that is not kept reaches the store and is counted.
+//! that is not kept reaches the store and is counted, and so is the row cache, which would answer
+//! a key read before without its page.
 
 mod common;
 
@@ -17,6 +18,7 @@ fn key(i: u32) -> String {
 fn a_shared_page_is_asked_of_the_store_once_per_sst() {
     let (db, store, _clock) = fresh(DbOptions {
         page_cache_bytes: 0,
+        row_cache_bytes: 0,
         ..DbOptions::default()
     });
     run(async {
@@ -52,6 +54,7 @@ fn a_shared_page_is_asked_of_the_store_once_per_sst() {
 fn a_store_that_hands_out_copies_is_asked_on_every_read() {
     let (db, store, _clock) = fresh(DbOptions {
         page_cache_bytes: 0,
+        row_cache_bytes: 0,
         ..DbOptions::default()
     });
     store.set_copies_only(true);

@@ -3,7 +3,7 @@
 //! Owns the `Inner` methods [`wait_durable`](Inner::wait_durable), [`drain_wal`](Inner::drain_wal)
 //! and the private `commit_wal_group_gated` / `roll_back`; of the state, it moves `State::wal`
 //! (through [`WalState::take_group`](super::wal::WalState::take_group) and friends) and, on a
-//! rollback, removes the non-durable versions from `State::active`.
+//! rollback, removes the non-durable versions from `State::active` and empties `State::rows`.
 //!
 //! Durable writers wait on a [`Ticket`] (given by `WalState::append`, see the write path in
 //! `write/mod.rs`). Store commits pass one at a time through the engine's commit gate
@@ -105,6 +105,7 @@ impl Inner {
 fn roll_back(st: &mut State, error: &Error) {
     let durable = st.wal.durable_seq;
     st.active.borrow_mut().rollback_after(durable);
+    st.rows.clear();
     st.wal.fail_pending(error);
     st.wal.rollbacks += 1;
     st.note_failure(error);

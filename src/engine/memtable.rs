@@ -118,12 +118,14 @@ impl Memtable {
         self.min_expire_at
     }
 
-    /// Add a version (its seq is higher than every seq already held). Older versions of the key
+    /// Add a version (its seq is higher than every seq already held) of `key`, `hash` its
+    /// [`MemtableFilter::hash`]. Older versions of the key
     /// that no read point in `keep_points` can see, and that are at or below `durable_seq`, are
     /// pruned; versions above `durable_seq` stay because a failed commit may roll back to them.
     pub(crate) fn insert(
         &mut self,
         key: Vec<u8>,
+        hash: u64,
         version: MemVersion,
         keep_points: &[u64],
         durable_seq: u64,
@@ -138,7 +140,6 @@ impl Memtable {
         // One search, and the caller's key becomes the map's if the key is new. Room for one
         // version: most keys never get a second while the memtable holds them (a list grown
         // from empty would take room for four).
-        let hash = MemtableFilter::hash(&key);
         let versions = self.map.entry(key).or_insert_with(|| Vec::with_capacity(1));
         let added = versions.is_empty();
         versions.push(version);
@@ -299,8 +300,20 @@ mod tests {
     #[test]
     fn reads_see_the_newest_version_at_their_seq() {
         let mut m = Memtable::default();
-        m.insert(b"k".to_vec(), put(1, b"a"), &[1], 0);
-        m.insert(b"k".to_vec(), put(2, b"b"), &[1], 0);
+        m.insert(
+            b"k".to_vec(),
+            MemtableFilter::hash(b"k"),
+            put(1, b"a"),
+            &[1],
+            0,
+        );
+        m.insert(
+            b"k".to_vec(),
+            MemtableFilter::hash(b"k"),
+            put(2, b"b"),
+            &[1],
+            0,
+        );
         assert_eq!(read(&m, b"k", 1).unwrap().value.as_deref(), Some(&b"a"[..]));
         assert_eq!(read(&m, b"k", 5).unwrap().value.as_deref(), Some(&b"b"[..]));
         assert!(read(&m, b"k", 0).is_none());
@@ -310,7 +323,13 @@ mod tests {
     fn overwrites_prune_versions_nobody_can_see() {
         let mut m = Memtable::default();
         for seq in 1..=100 {
-            m.insert(b"k".to_vec(), put(seq, b"v"), &[], seq - 1);
+            m.insert(
+                b"k".to_vec(),
+                MemtableFilter::hash(b"k"),
+                put(seq, b"v"),
+                &[],
+                seq - 1,
+            );
         }
         // durable_seq = 99: seq 99 (the rollback point) and seq 100 survive.
         assert_eq!(m.version_count(), 2);
@@ -319,9 +338,27 @@ mod tests {
     #[test]
     fn rollback_removes_exactly_the_versions_after_the_durable_seq() {
         let mut m = Memtable::default();
-        m.insert(b"a".to_vec(), put(1, b"1"), &[], 0);
-        m.insert(b"a".to_vec(), put(2, b"2"), &[], 1);
-        m.insert(b"b".to_vec(), put(3, b"3"), &[], 1);
+        m.insert(
+            b"a".to_vec(),
+            MemtableFilter::hash(b"a"),
+            put(1, b"1"),
+            &[],
+            0,
+        );
+        m.insert(
+            b"a".to_vec(),
+            MemtableFilter::hash(b"a"),
+            put(2, b"2"),
+            &[],
+            1,
+        );
+        m.insert(
+            b"b".to_vec(),
+            MemtableFilter::hash(b"b"),
+            put(3, b"3"),
+            &[],
+            1,
+        );
         m.rollback_after(1);
         assert_eq!(read(&m, b"a", u64::MAX).unwrap().seq, 1);
         assert!(read(&m, b"b", u64::MAX).is_none());

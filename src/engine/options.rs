@@ -57,6 +57,10 @@ pub struct DbOptions {
     ///
     /// [`MemoryStore`]: crate::store::MemoryStore
     pub page_cache_bytes: usize,
+    /// Bytes of the row cache: the newest version of keys read lately, so that a read of a hot
+    /// key answers without searching the memtables and levels (0: none). Only with the
+    /// `row-cache` feature (on by default; the npm package's browser engine leaves it out).
+    pub row_cache_bytes: usize,
     /// Long work (building a flush's SST, a compaction's merge) gives the host a turn
     /// ([`PageStore::yield_now`](crate::store::PageStore::yield_now)) after producing about this
     /// many bytes, so no single task of a browser tab runs for long. Must be > 0.
@@ -103,6 +107,7 @@ impl Default for DbOptions {
             level1_target_bytes: 16 * 1024 * 1024,
             level_size_multiplier: 10,
             page_cache_bytes: 8 * 1024 * 1024,
+            row_cache_bytes: 1024 * 1024,
             work_slice_bytes: 256 * 1024,
             purge_slice_keys: 1_000,
             expiry_compaction_share: 0.5,

@@ -5,9 +5,13 @@
 //! It returns the newest version at or below a sequence number, raw (it may be a tombstone or
 //! expired): callers decide liveness at their read time.
 //!
-//! Owns the `Inner` methods [`load_page`](Inner::load_page), [`lookup`](Inner::lookup) and the
-//! private `lookup_in_version` and `lookup_in_sst`; of the state, it fills and reads
-//! `State::cache` (the page cache).
+//! A read at the newest sequence number ([`lookup_newest`](Inner::lookup_newest), what `get`,
+//! `has` and `ttl` use) asks the row cache first and fills it (see `RowCache`).
+//!
+//! Owns the `Inner` methods [`load_page`](Inner::load_page), [`lookup`](Inner::lookup),
+//! [`lookup_newest`](Inner::lookup_newest) and the private `lookup_hashed`, `lookup_in_version`
+//! and `lookup_in_sst`; of the state, it fills and reads `State::cache` (the page cache) and
+//! `State::rows` (the row cache).
 
 use super::memtable::MemVersion;
 use super::memtable_filter::MemtableFilter;
@@ -75,7 +79,41 @@ impl Inner {
 
     /// The newest version of internal key `key` with `seq <= read_seq`, from any source.
     pub(crate) async fn lookup(&self, key: &[u8], read_seq: u64) -> Result<Option<MemVersion>> {
+        self.lookup_hashed(key, MemtableFilter::hash(key), read_seq)
+            .await
+    }
+
+    /// The newest version of internal key `key` there is (at the newest sequence number handed
+    /// out): from the row cache if it holds the key, else as [`lookup`](Self::lookup) finds it,
+    /// and then kept in the row cache if no write began meanwhile. (A rollback meanwhile cannot
+    /// have removed what was found: a version in the memtables is found without waiting, and
+    /// one in the levels is durable.)
+    pub(crate) async fn lookup_newest(&self, key: &[u8]) -> Result<Option<MemVersion>> {
         let hash = MemtableFilter::hash(key);
+        let read_seq = {
+            let st = self.state.borrow();
+            if let Some(v) = st.rows.get(key, hash, st.last_seq) {
+                return Ok(Some(v));
+            }
+            st.last_seq
+        };
+        let found = self.lookup_hashed(key, hash, read_seq).await?;
+        if let Some(v) = &found {
+            let mut st = self.state.borrow_mut();
+            if st.last_seq == read_seq {
+                st.rows.fill(key, hash, v);
+            }
+        }
+        Ok(found)
+    }
+
+    /// [`lookup`](Self::lookup), `hash` the key's [`MemtableFilter::hash`].
+    async fn lookup_hashed(
+        &self,
+        key: &[u8],
+        hash: u64,
+        read_seq: u64,
+    ) -> Result<Option<MemVersion>> {
         let version = {
             let st = self.state.borrow();
             for table in st.memtables_newest() {

@@ -15,9 +15,11 @@ use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 
 use super::memtable::{MemVersion, Memtable};
+use super::memtable_filter::MemtableFilter;
 use super::notify::AsyncLock;
 use super::options::{DbOptions, PurgeReport, MAX_SEED_LEAD_MS};
 use super::page_cache::PageCache;
+use super::row_cache::RowCache;
 use super::state::{Inner, State};
 use super::version::{sst_pages, SstHandle, Version};
 use super::wal::{WalSegments, WalState};
@@ -232,7 +234,8 @@ impl Inner {
                         expire_at: row.expire_at,
                         value: row.value,
                     };
-                    memtable.insert(row.key, version, &[], row.seq);
+                    let hash = MemtableFilter::hash(&row.key);
+                    memtable.insert(row.key, hash, version, &[], row.seq);
                 }
             }
             segments.insert(page.file, page_max_seq, bytes.len());
@@ -292,6 +295,7 @@ impl Inner {
             frozen: Vec::new(),
             wal: WalState::recovered(last_seq, next_segment, segments),
             cache: PageCache::new(options.page_cache_bytes),
+            rows: RowCache::new(options.row_cache_bytes),
             obsolete: Vec::new(),
             snapshots: Vec::new(),
             next_expiry: None,

@@ -10,8 +10,9 @@
 //!
 //! - `recovery.rs`: `open`, which builds the state;
 //! - `write/mod.rs`: `write_ops`, `write_ops_prefetched`, `read_snapshot`; hands out `last_seq`,
-//!   inserts into `active`, appends to the pending `wal`;
-//! - `group_commit.rs`: `wait_durable`, `drain_wal`; makes `wal` durable, or rolls `active` back;
+//!   inserts into `active` (and the new versions of keys `rows` holds), appends to the pending `wal`;
+//! - `group_commit.rs`: `wait_durable`, `drain_wal`; makes `wal` durable, or rolls `active` back
+//!   (and empties `rows`);
 //! - `commit.rs`: `commit_gated`, `commit_manifest_change`, `persist_clock_seed`; `manifest`,
 //!   `manifest_version`, `fenced`;
 //! - `flush.rs`: `flush`, `flush_locked`; `active` into `frozen` into L0 of `version`, and the
@@ -27,7 +28,7 @@
 //!   `Inner` fields `reclaim_lock`, `reclaims`, `reclaim_listener`, `unreported`;
 //! - `namespace.rs`: `ensure_namespace`, `drop_namespace`, `clear_keyspace`, `namespaces`; the
 //!   manifest's namespaces;
-//! - `read.rs`: `load_page`, `lookup`; `cache`;
+//! - `read.rs`: `load_page`, `lookup`, `lookup_newest`; `cache` and `rows` (fills);
 //! - `scan.rs`: `scan_at`, `range`; read pins in `snapshots`;
 //! - `maintenance.rs`: `maintenance_step`, `next_wakeup`; no state of its own;
 //! - `stats.rs`: `stats`; reads only.
@@ -40,6 +41,7 @@ use super::memtable::Memtable;
 use super::notify::AsyncLock;
 use super::options::{DbOptions, ExpireHook, PurgeReport, ReclaimListener};
 use super::page_cache::PageCache;
+use super::row_cache::RowCache;
 use super::version::{SstHandle, Version};
 use super::wal::WalState;
 use crate::clock::MonotonicClock;
@@ -82,6 +84,9 @@ pub(crate) struct State {
     pub wal: WalState,
     /// Decoded data pages (`read.rs` fills it; `compaction/page_gc.rs` drops deleted pages).
     pub cache: PageCache,
+    /// The newest versions of keys read lately (`read.rs` fills it, `write/mod.rs` hands it the
+    /// versions it writes, `group_commit.rs` empties it on a rollback).
+    pub rows: RowCache,
     /// SSTs replaced by compaction whose pages are deleted once nobody holds them
     /// (`compaction/run.rs` adds, `compaction/page_gc.rs` deletes).
     pub obsolete: Vec<Rc<SstHandle>>,

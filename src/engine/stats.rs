@@ -53,6 +53,12 @@ pub struct Stats {
     pub cache_hits: u64,
     /// See `cache_hits`.
     pub cache_misses: u64,
+    /// Bytes the row cache holds ([`DbOptions::row_cache_bytes`](super::DbOptions::row_cache_bytes)).
+    pub row_cache_bytes: usize,
+    /// Reads of the newest version (`get`, `has`, `ttl`) the row cache answered since open.
+    pub row_cache_hits: u64,
+    /// See `row_cache_hits`: those it did not.
+    pub row_cache_misses: u64,
     /// Expiry-index rows the purges walked since open: the entries they handled, and the
     /// tombstones of entries handled before that they had to pass. Beside the number of keys
     /// they removed, it shows what a purge costs (O(expired keys), whatever their expiries).
@@ -65,6 +71,7 @@ impl Inner {
     pub(crate) fn stats(&self) -> Stats {
         let st = self.state.borrow();
         let (cache_hits, cache_misses) = st.cache.hit_counts();
+        let (row_cache_bytes, row_cache_hits, row_cache_misses) = st.rows.counts();
         let active_bytes = st.active.borrow().bytes();
         let frozen_bytes: usize = st.frozen.iter().map(|f| f.table.borrow().bytes()).sum();
         Stats {
@@ -75,6 +82,9 @@ impl Inner {
             cache_bytes: st.cache.bytes(),
             cache_hits,
             cache_misses,
+            row_cache_bytes,
+            row_cache_hits,
+            row_cache_misses,
             purge_rows_walked: st.purge_rows_walked,
             levels: st
                 .version

@@ -153,8 +153,7 @@ impl Db {
     async fn live_version(&self, key: &[u8]) -> Result<Option<MemVersion>> {
         let ikey = self.key(key)?;
         self.policy()?;
-        let read_seq = self.inner.state.borrow().last_seq;
-        let found = self.inner.lookup(&ikey, read_seq).await?;
+        let found = self.inner.lookup_newest(&ikey).await?;
         let now = self.inner.clock.now()?;
         Ok(found.filter(|v| is_live(v, now)))
     }

@@ -37,6 +37,7 @@ use super::keys::{
     expiry_index_from, expiry_index_key, is_expiry_index_key, parse_expiry_index_key,
 };
 use super::memtable::MemVersion;
+use super::memtable_filter::MemtableFilter;
 use super::namespace::TtlPolicy;
 use super::options::{Durability, L0_STALL_FACTOR};
 use super::state::Inner;
@@ -236,9 +237,12 @@ impl Inner {
         }
         let keep_points = st.snapshot_seqs();
         let durable_seq = st.wal.durable_seq;
+        let st = &mut *st;
         let mut active = st.active.borrow_mut();
         for (key, v) in versions {
-            active.insert(key, v, &keep_points, durable_seq);
+            let hash = MemtableFilter::hash(&key);
+            st.rows.written(&key, hash, &v);
+            active.insert(key, hash, v, &keep_points, durable_seq);
         }
         Ok(Step::Written(results, ticket))
     }

@@ -1,0 +1,464 @@
+//! [`RowCache`]: the newest version of keys read lately, so that a point read of a hot key
+//! (a session read again and again) answers from one probe instead of searching the memtables
+//! and the levels. RocksDB's row cache, kept in memory only, never part of the format.
+//!
+//! An entry holds the newest version of its key there is, whatever its sequence number: it is
+//! filled only by a read at the newest sequence number handed out (`State::last_seq`) that saw
+//! no write begin meanwhile, and every write hands it the versions it puts in the memtable
+//! (`write/mod.rs`: an entry of the key takes the new version); a rollback of the memtable
+//! empties it (`group_commit.rs`). So an entry
+//! answers any read at or above its version's sequence number; a snapshot's older read
+//! bypasses it. Flushes and compactions move versions without changing which is newest: an
+//! expired or deleted version a compaction drops answers "absent" from the cache as it would
+//! have from the levels. Keys of a dropped or cleared keyspace are never asked for again (their
+//! ids are never reused) and leave as other keys take their slots.
+//!
+//! Set-associative, two ways, with a second chance: a fill replaces a way not read since the
+//! last fill passed it, so the keys read most stay while keys read once come and go. Before
+//! that, a doorkeeper (TinyLFU's) admits only keys missed twice lately: reads spread evenly over
+//! many more keys than it holds would otherwise copy every key they read into it for nothing.
+//!
+//! With the `row-cache` feature off (the browser's engine, where its code would cost bytes the
+//! package has to spare, and a read that misses it mostly waits on IndexedDB anyway) it holds
+//! nothing.
+
+#[cfg(feature = "row-cache")]
+use alloc::vec::Vec;
+#[cfg(feature = "row-cache")]
+use core::cell::Cell;
+
+use super::memtable::MemVersion;
+
+/// A slot per this many bytes of the budget: room for entries of about 100 bytes of key and
+/// value, the sessions and cache entries this store is built for.
+#[cfg(feature = "row-cache")]
+const BYTES_PER_SLOT: usize = 256;
+
+/// The doorkeeper's bits a slot. It is cleared once an eighth of them are set: a key missed
+/// twice within about twice as many misses as there are slots is admitted, and a key missed once
+/// passes for one missed twice (its bit set by another key) at most one time in eight.
+#[cfg(feature = "row-cache")]
+const DOORKEEPER_BITS_PER_SLOT: usize = 16;
+
+/// The newest versions of recently read keys, within a byte budget.
+#[derive(Default, Debug)]
+pub(crate) struct RowCache {
+    /// Two ways a set; a power of two in length, or empty (the cache is off, or nothing was
+    /// filled yet).
+    #[cfg(feature = "row-cache")]
+    slots: Vec<Option<Slot>>,
+    /// The number of slots once the first fill allocates them.
+    #[cfg(feature = "row-cache")]
+    slot_count: usize,
+    /// The doorkeeper: a bit per hash (of [`DOORKEEPER_BITS_PER_SLOT`] a slot) set by a key's
+    /// first miss; allocated with the slots.
+    #[cfg(feature = "row-cache")]
+    seen: Vec<u64>,
+    /// Bits set in `seen`; at an eighth of them all are cleared, so "lately" is the last few
+    /// thousand misses.
+    #[cfg(feature = "row-cache")]
+    seen_count: usize,
+    /// Bytes held: the slots and the doorkeeper, once allocated, and the keys' and values'
+    /// buffers.
+    #[cfg(feature = "row-cache")]
+    bytes: usize,
+    /// At most this many bytes held.
+    #[cfg(feature = "row-cache")]
+    budget: usize,
+    /// Reads answered, and reads not, since open.
+    #[cfg(feature = "row-cache")]
+    hits: Cell<u64>,
+    #[cfg(feature = "row-cache")]
+    misses: Cell<u64>,
+}
+
+#[cfg(feature = "row-cache")]
+#[derive(Debug)]
+struct Slot {
+    hash: u64,
+    key: Vec<u8>,
+    version: MemVersion,
+    /// Read since a fill last passed this slot over.
+    used: Cell<bool>,
+}
+
+#[cfg(feature = "row-cache")]
+impl Slot {
+    /// The bytes of its buffers (its slot is counted with the slots).
+    fn charge(&self) -> usize {
+        self.key.capacity() + self.version.value.as_ref().map_or(0, Vec::capacity)
+    }
+}
+
+#[cfg(feature = "row-cache")]
+impl RowCache {
+    /// A cache of about `budget` bytes (0: off).
+    pub(crate) fn new(budget: usize) -> RowCache {
+        let slot_count = match budget / BYTES_PER_SLOT {
+            0 | 1 => 0,
+            n => 1 << n.ilog2(),
+        };
+        RowCache {
+            slots: Vec::new(),
+            slot_count,
+            seen: Vec::new(),
+            seen_count: 0,
+            bytes: 0,
+            budget,
+            hits: Cell::new(0),
+            misses: Cell::new(0),
+        }
+    }
+
+    /// The two ways of the set `hash` falls in (`slots` is not empty). The set is chosen by
+    /// the hash's high bits: the memtable filter's words are chosen by its low bits.
+    fn ways(&self, hash: u64) -> (usize, usize) {
+        let first = ((hash >> 32) as usize & (self.slots.len() - 1)) & !1;
+        (first, first + 1)
+    }
+
+    fn position(&self, key: &[u8], hash: u64) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let (a, b) = self.ways(hash);
+        [a, b].into_iter().find(|&i| {
+            self.slots
+                .get(i)
+                .and_then(Option::as_ref)
+                .is_some_and(|s| s.hash == hash && s.key == key)
+        })
+    }
+
+    /// The newest version of `key` (`hash` its `MemtableFilter::hash`) if it is held and a read
+    /// at `read_seq` sees it.
+    pub(crate) fn get(&self, key: &[u8], hash: u64, read_seq: u64) -> Option<MemVersion> {
+        let held = self
+            .position(key, hash)
+            .and_then(|i| self.slots.get(i)?.as_ref())
+            .filter(|slot| slot.version.seq <= read_seq);
+        let Some(slot) = held else {
+            self.misses.set(self.misses.get() + 1);
+            return None;
+        };
+        self.hits.set(self.hits.get() + 1);
+        slot.used.set(true);
+        Some(slot.version.clone())
+    }
+
+    /// Bytes held, and reads answered and not since open (see [`Stats`](super::Stats)).
+    pub(crate) fn counts(&self) -> (usize, u64, u64) {
+        (self.bytes, self.hits.get(), self.misses.get())
+    }
+
+    /// Hold `version` as the newest of `key`: the caller read it at the newest sequence number
+    /// handed out, and no write began since. Passed over if the key's set holds two entries
+    /// read since the last fill passed them (they lose that mark), or if the budget is spent.
+    pub(crate) fn fill(&mut self, key: &[u8], hash: u64, version: &MemVersion) {
+        if self.slots.is_empty() {
+            let words = self.slot_count * DOORKEEPER_BITS_PER_SLOT / 64;
+            let fixed = self.slot_count * core::mem::size_of::<Option<Slot>>() + words * 8;
+            if words == 0 || fixed > self.budget {
+                return;
+            }
+            self.slots.resize_with(self.slot_count, || None);
+            self.seen = alloc::vec![0; words];
+            self.bytes = fixed;
+        }
+        if !self.admit(hash) {
+            return;
+        }
+        let (a, b) = self.ways(hash);
+        let mut chosen = None;
+        for i in [a, b] {
+            match self.slots.get(i) {
+                Some(None) => {
+                    chosen = Some(i);
+                    break;
+                }
+                Some(Some(s)) if s.hash == hash && s.key == key => {
+                    chosen = Some(i);
+                    break;
+                }
+                Some(Some(s)) if !s.used.get() => {
+                    chosen = chosen.or(Some(i));
+                }
+                _ => {}
+            }
+        }
+        let Some(i) = chosen else {
+            for i in [a, b] {
+                if let Some(Some(s)) = self.slots.get(i) {
+                    s.used.set(false);
+                }
+            }
+            return;
+        };
+        let Some(slot) = self.slots.get_mut(i) else {
+            return;
+        };
+        // The old entry's buffers take the new one's bytes: no allocation once the cache is warm
+        // with entries of like sizes.
+        let (mut key_buf, mut value_buf) = match slot.take() {
+            Some(old) => {
+                self.bytes -= old.charge();
+                (old.key, old.version.value)
+            }
+            None => (Vec::new(), None),
+        };
+        key_buf.clear();
+        key_buf.extend_from_slice(key);
+        let value = version.value.as_ref().map(|v| {
+            let mut buf = value_buf.take().unwrap_or_default();
+            buf.clear();
+            buf.extend_from_slice(v);
+            buf
+        });
+        let entry = Slot {
+            hash,
+            key: key_buf,
+            version: MemVersion { value, ..*version },
+            used: Cell::new(false),
+        };
+        if self.bytes + entry.charge() <= self.budget {
+            self.bytes += entry.charge();
+            *slot = Some(entry);
+        }
+    }
+
+    /// Whether a key of `hash` was missed once already lately: the doorkeeper notes its first
+    /// miss and admits the next.
+    fn admit(&mut self, hash: u64) -> bool {
+        let bits = self.seen.len() * 64;
+        // Bits the set's choice does not use.
+        let bit = hash.rotate_left(16) as usize & (bits - 1);
+        let Some(word) = self.seen.get_mut(bit / 64) else {
+            return false;
+        };
+        let mask = 1u64 << (bit % 64);
+        if *word & mask != 0 {
+            return true;
+        }
+        *word |= mask;
+        self.seen_count += 1;
+        if self.seen_count * 8 > bits {
+            self.seen.fill(0);
+            self.seen_count = 0;
+        }
+        false
+    }
+
+    /// A write gives `key` (`hash` its `MemtableFilter::hash`) the newer `version`: an entry
+    /// of the key takes it, so that the key's next read need not search the memtable for it.
+    /// A key not held stays out: writes alone fill nothing.
+    pub(crate) fn written(&mut self, key: &[u8], hash: u64, version: &MemVersion) {
+        let Some(i) = self.position(key, hash) else {
+            return;
+        };
+        let Some(slot) = self.slots.get_mut(i).and_then(Option::as_mut) else {
+            return;
+        };
+        let before = slot.charge();
+        let mut value = slot.version.value.take();
+        slot.version = MemVersion {
+            value: version.value.as_ref().map(|v| {
+                let mut buf = value.take().unwrap_or_default();
+                buf.clear();
+                buf.extend_from_slice(v);
+                buf
+            }),
+            ..*version
+        };
+        let after = slot.charge();
+        if self.bytes - before + after > self.budget {
+            self.slots.get_mut(i).map(Option::take);
+            self.bytes -= before;
+        } else {
+            self.bytes = self.bytes - before + after;
+        }
+    }
+
+    /// Forget everything (the memtable was rolled back).
+    pub(crate) fn clear(&mut self) {
+        self.slots = Vec::new();
+        self.seen = Vec::new();
+        self.seen_count = 0;
+        self.bytes = 0;
+    }
+}
+
+#[cfg(not(feature = "row-cache"))]
+impl RowCache {
+    pub(crate) fn new(_budget: usize) -> RowCache {
+        RowCache {}
+    }
+
+    pub(crate) fn get(&self, _key: &[u8], _hash: u64, _read_seq: u64) -> Option<MemVersion> {
+        None
+    }
+
+    pub(crate) fn fill(&mut self, _key: &[u8], _hash: u64, _version: &MemVersion) {}
+
+    pub(crate) fn written(&mut self, _key: &[u8], _hash: u64, _version: &MemVersion) {}
+
+    pub(crate) fn clear(&mut self) {}
+
+    pub(crate) fn counts(&self) -> (usize, u64, u64) {
+        (0, 0, 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![cfg(feature = "row-cache")]
+
+    use super::*;
+    use crate::engine::memtable_filter::MemtableFilter;
+
+    fn version(seq: u64, value: &[u8]) -> MemVersion {
+        MemVersion {
+            seq,
+            ts: 0,
+            expire_at: None,
+            value: Some(value.to_vec()),
+        }
+    }
+
+    /// A key missed twice, as a key must be to be admitted.
+    fn fill(cache: &mut RowCache, key: &[u8], seq: u64) {
+        fill_with(cache, key, &version(seq, b"value"));
+    }
+
+    fn fill_with(cache: &mut RowCache, key: &[u8], version: &MemVersion) {
+        let hash = MemtableFilter::hash(key);
+        for _ in 0..2 {
+            cache.fill(key, hash, version);
+        }
+    }
+
+    fn holds(cache: &RowCache, key: &[u8]) -> bool {
+        cache
+            .get(key, MemtableFilter::hash(key), u64::MAX)
+            .is_some()
+    }
+
+    /// Keys `n..` that fall in the same set as `key` (in a cache of `slots` slots).
+    fn same_set(key: &[u8], slots: usize) -> impl Iterator<Item = Vec<u8>> + '_ {
+        let set = move |k: &[u8]| (MemtableFilter::hash(k) >> 32) as usize & (slots - 1) & !1;
+        (0u32..)
+            .map(|i| alloc::format!("other-{i}").into_bytes())
+            .filter(move |k| set(k) == set(key))
+    }
+
+    #[test]
+    fn a_cache_without_room_for_two_slots_holds_nothing() {
+        let mut cache = RowCache::new(BYTES_PER_SLOT);
+        fill(&mut cache, b"k", 1);
+        assert!(!holds(&cache, b"k"));
+        assert_eq!(cache.counts().0, 0);
+    }
+
+    #[test]
+    fn a_cache_holds_nothing_before_its_first_fill_and_after_a_clear() {
+        let mut cache = RowCache::new(1 << 16);
+        assert_eq!(cache.counts().0, 0);
+        fill(&mut cache, b"k", 1);
+        assert!(cache.counts().0 > 0);
+        cache.clear();
+        assert_eq!(cache.counts().0, 0);
+        assert!(!holds(&cache, b"k"));
+    }
+
+    #[test]
+    fn a_key_missed_once_is_not_admitted_and_a_key_missed_twice_is() {
+        let mut cache = RowCache::new(1 << 16);
+        let hash = MemtableFilter::hash(b"k");
+        cache.fill(b"k", hash, &version(1, b"value"));
+        assert!(!holds(&cache, b"k"));
+        cache.fill(b"k", hash, &version(1, b"value"));
+        assert!(holds(&cache, b"k"));
+    }
+
+    #[test]
+    fn the_doorkeeper_forgets_the_first_misses_once_an_eighth_of_its_bits_are_set() {
+        let mut cache = RowCache::new(1 << 16);
+        cache.fill(b"k", MemtableFilter::hash(b"k"), &version(1, b"value"));
+        let mut others = (0u32..).map(|i| alloc::format!("key-{i}").into_bytes());
+        while cache.seen_count != 0 {
+            let key = others.next().unwrap();
+            cache.fill(&key, MemtableFilter::hash(&key), &version(1, b"value"));
+        }
+        cache.fill(b"k", MemtableFilter::hash(b"k"), &version(1, b"value"));
+        assert!(!holds(&cache, b"k"), "its first miss was forgotten");
+    }
+
+    #[test]
+    fn a_read_older_than_the_version_held_is_not_answered() {
+        let mut cache = RowCache::new(1 << 16);
+        fill(&mut cache, b"k", 5);
+        let hash = MemtableFilter::hash(b"k");
+        assert!(cache.get(b"k", hash, 4).is_none());
+        assert_eq!(cache.get(b"k", hash, 5), Some(version(5, b"value")));
+    }
+
+    #[test]
+    fn keys_read_since_the_last_fill_passed_them_stay_and_keys_read_once_come_and_go() {
+        let mut cache = RowCache::new(1 << 16);
+        let slots = cache.slot_count;
+        let mut others = same_set(b"hot", slots);
+        fill(&mut cache, b"hot", 1);
+        let warm = others.next().unwrap();
+        fill(&mut cache, &warm, 1);
+        assert!(holds(&cache, b"hot") && holds(&cache, &warm));
+        // Both ways were read: the first fill passes them over and takes their marks.
+        let cold = others.next().unwrap();
+        fill(&mut cache, &cold, 1);
+        assert!(!holds(&cache, &cold));
+        // `hot` is read again, `warm` is not: the next fill takes `warm`'s way.
+        assert!(holds(&cache, b"hot"));
+        fill(&mut cache, &cold, 1);
+        assert!(holds(&cache, b"hot") && holds(&cache, &cold));
+        cache.clear();
+        assert!(!holds(&cache, b"hot"));
+    }
+
+    #[test]
+    fn the_bytes_held_stay_within_the_budget_and_an_entry_written_past_it_gives_them_back() {
+        let budget = 64 * BYTES_PER_SLOT;
+        let mut cache = RowCache::new(budget);
+        let keys: alloc::vec::Vec<_> = (0..256u32)
+            .map(|i| alloc::format!("key-{i}").into_bytes())
+            .collect();
+        let value = alloc::vec![7u8; budget / 8];
+        for key in &keys {
+            fill_with(&mut cache, key, &version(1, &value));
+            assert!(cache.counts().0 <= budget);
+        }
+        let held: alloc::vec::Vec<_> = keys.iter().filter(|k| holds(&cache, k)).collect();
+        assert!(!held.is_empty() && held.len() < 8, "{} held", held.len());
+        let slots = cache.counts().0 - held.len() * (value.len() + 8);
+        let too_big = alloc::vec![8u8; budget];
+        for key in held {
+            cache.written(key, MemtableFilter::hash(key), &version(2, &too_big));
+            assert!(!holds(&cache, key));
+        }
+        assert_eq!(cache.counts().0, slots);
+    }
+
+    #[test]
+    fn a_write_hands_its_version_to_a_key_held_and_leaves_other_keys_out() {
+        let mut cache = RowCache::new(1 << 16);
+        fill(&mut cache, b"k", 1);
+        let hash = MemtableFilter::hash(b"k");
+        cache.written(b"k", hash, &version(2, b"newer"));
+        assert_eq!(cache.get(b"k", hash, 2), Some(version(2, b"newer")));
+        let deleted = MemVersion {
+            value: None,
+            ..version(3, b"")
+        };
+        cache.written(b"k", hash, &deleted);
+        assert_eq!(cache.get(b"k", hash, 3), Some(deleted));
+        cache.written(b"other", MemtableFilter::hash(b"other"), &version(4, b"v"));
+        assert!(!holds(&cache, b"other"));
+    }
+}

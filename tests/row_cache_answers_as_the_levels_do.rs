@@ -1,0 +1,212 @@
+//! The row cache (the newest versions of keys read lately) answers exactly as the memtables and
+//! levels would: after overwrites and deletes, for snapshots from before them, after a write it
+//! held rolls back, when a write lands while the read that would fill it waits on the store,
+//! at expiry, and after a keyspace is cleared. And it is what spares the reads: a key read
+//! again touches no page.
+//!
+//! The store hands out copies only and the page cache is off (it keeps one page then), so the
+//! pages a read needs reach the store and are counted.
+
+mod common;
+
+use common::{fresh, run, T0};
+use futures::future::join;
+use ttlkv::store::{FaultPlan, FaultyStore, MemoryStore};
+use ttlkv::{Db, DbOptions, Durability, ErrorKind, FakeClock, PutOptions};
+
+fn options(row_cache_bytes: usize) -> DbOptions {
+    DbOptions {
+        page_cache_bytes: 0,
+        row_cache_bytes,
+        ..DbOptions::default()
+    }
+}
+
+/// A database whose key `k` holds `v1`, flushed to an SST, on a store that counts page reads.
+fn flushed(row_cache_bytes: usize) -> (Db, MemoryStore, FakeClock) {
+    let store = MemoryStore::new();
+    store.set_copies_only(true);
+    let clock = FakeClock::new(T0);
+    let db = run(Db::open(
+        store.clone(),
+        clock.clone(),
+        options(row_cache_bytes),
+    ))
+    .unwrap();
+    run(async {
+        db.put(b"k", b"v1").await.unwrap();
+        for i in 0..100u32 {
+            let key = format!("other-{i:03}");
+            db.put(key.as_bytes(), &[b'x'; 1_000]).await.unwrap();
+        }
+        db.flush().await.unwrap();
+    });
+    (db, store, clock)
+}
+
+/// The key's value, read twice: a key is kept in the row cache once it was read twice lately
+/// (see `RowCache`).
+async fn read_twice(db: &Db, key: &[u8]) -> Option<Vec<u8>> {
+    let first = db.get(key).await.unwrap();
+    assert_eq!(db.get(key).await.unwrap(), first);
+    first
+}
+
+fn page_reads_of_ten_gets(db: &Db, store: &MemoryStore) -> u64 {
+    run(async {
+        assert_eq!(read_twice(db, b"k").await.as_deref(), Some(&b"v1"[..]));
+        assert!(read_twice(db, b"other-099").await.is_some());
+        store.reset_counters();
+        // Two keys on two pages, read in turn: the one page the page cache keeps when it is off
+        // cannot serve them both.
+        for _ in 0..10 {
+            assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"v1"[..]));
+            assert!(db.has(b"other-099").await.unwrap());
+        }
+    });
+    store.page_reads()
+}
+
+#[test]
+fn a_key_read_again_and_again_touches_no_page() {
+    let (db, store, _) = flushed(1 << 20);
+    let reads = page_reads_of_ten_gets(&db, &store);
+    if cfg!(feature = "row-cache") {
+        assert_eq!(reads, 0);
+        let stats = db.stats();
+        assert_eq!((stats.row_cache_hits, stats.row_cache_misses), (20, 4));
+        assert!(stats.row_cache_bytes > 0);
+    } else {
+        // The engine is built without it (as the browser's is): the reads reach the store.
+        assert!(reads >= 20, "{reads}");
+    }
+    // Without the cache each read reaches the store.
+    let (db, store, _) = flushed(0);
+    let reads = page_reads_of_ten_gets(&db, &store);
+    assert!(reads >= 20, "{reads}");
+    assert_eq!(db.stats().row_cache_bytes, 0);
+}
+
+#[test]
+fn a_read_after_an_overwrite_or_a_delete_of_a_key_read_before_answers_the_new_state() {
+    let (db, _, clock) = flushed(1 << 20);
+    run(async {
+        assert_eq!(read_twice(&db, b"k").await.as_deref(), Some(&b"v1"[..]));
+        db.put(b"k", b"v2").await.unwrap();
+        assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"v2"[..]));
+        db.put_with_options(b"k", b"v3", PutOptions::expire_after(1_000))
+            .await
+            .unwrap();
+        assert_eq!(db.ttl(b"k").await.unwrap(), 1_000);
+        assert!(db.persist(b"k").await.unwrap());
+        assert_eq!(db.ttl(b"k").await.unwrap(), -1);
+        assert!(db.delete(b"k").await.unwrap());
+        assert_eq!(db.get(b"k").await.unwrap(), None);
+        db.flush().await.unwrap();
+        db.compact().await.unwrap();
+        assert_eq!(db.get(b"k").await.unwrap(), None);
+        clock.advance(10);
+        db.put(b"k", b"v4").await.unwrap();
+        assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"v4"[..]));
+    });
+}
+
+#[test]
+fn a_snapshot_from_before_an_overwrite_reads_the_old_value_after_the_new_one_was_read() {
+    let (db, _, _) = flushed(1 << 20);
+    run(async {
+        let before = db.snapshot().unwrap();
+        db.put(b"k", b"v2").await.unwrap();
+        assert_eq!(read_twice(&db, b"k").await.as_deref(), Some(&b"v2"[..]));
+        assert_eq!(before.get(b"k").await.unwrap().as_deref(), Some(&b"v1"[..]));
+        before.release();
+    });
+}
+
+#[test]
+fn a_key_read_while_its_write_was_not_yet_durable_answers_the_old_value_once_that_write_rolls_back()
+{
+    let disk = MemoryStore::new();
+    let clock = FakeClock::new(T0);
+    let faulty = FaultyStore::new(disk.clone(), FaultPlan::default());
+    let relaxed = DbOptions {
+        durability: Durability::Relaxed,
+        ..options(1 << 20)
+    };
+    run(async {
+        let db = Db::open(faulty.clone(), clock.clone(), relaxed)
+            .await
+            .unwrap();
+        db.put(b"k", b"old").await.unwrap();
+        db.flush().await.unwrap();
+        // A relaxed put is answered before its commit: reads see it until that commit fails.
+        db.put(b"k", b"new").await.unwrap();
+        assert_eq!(read_twice(&db, b"k").await.as_deref(), Some(&b"new"[..]));
+        faulty.set_plan(FaultPlan {
+            fail_commit: Some(1),
+            ..FaultPlan::default()
+        });
+        assert_eq!(db.flush().await.unwrap_err().kind(), ErrorKind::Storage);
+        assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"old"[..]));
+    });
+}
+
+#[test]
+fn a_write_that_lands_while_a_read_waits_on_the_store_is_what_the_next_read_sees() {
+    let (db, store, _) = flushed(1 << 20);
+    store.set_latency(3);
+    run(async {
+        // The key's second read finds no version in the memtables and waits for the SST's page;
+        // the put lands meanwhile. The get may answer the old value (it read before the put),
+        // but must not keep it for the reads after the put.
+        assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"v1"[..]));
+        // Another page takes the one the page cache keeps.
+        assert!(db.has(b"other-099").await.unwrap());
+        let (read, put) = join(db.get(b"k"), db.put(b"k", b"v2")).await;
+        put.unwrap();
+        assert_eq!(read.unwrap().as_deref(), Some(&b"v1"[..]));
+        assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"v2"[..]));
+    });
+}
+
+#[test]
+fn a_key_read_again_and_again_expires_on_time() {
+    let (db, _, clock) = fresh(options(1 << 20));
+    run(async {
+        db.put_with_options(b"k", b"v", PutOptions::expire_after(100))
+            .await
+            .unwrap();
+        db.flush().await.unwrap();
+        clock.advance(99);
+        assert_eq!(read_twice(&db, b"k").await.as_deref(), Some(&b"v"[..]));
+        assert_eq!(db.ttl(b"k").await.unwrap(), 1);
+        clock.advance(1);
+        assert_eq!(db.get(b"k").await.unwrap(), None);
+        assert_eq!(db.ttl(b"k").await.unwrap(), -2);
+        db.compact().await.unwrap();
+        assert_eq!(db.get(b"k").await.unwrap(), None);
+    });
+}
+
+#[test]
+fn a_key_read_before_its_keyspace_was_cleared_is_gone() {
+    let (db, _, _) = fresh(options(1 << 20));
+    run(async {
+        let ns = db.namespace("sessions", None).await.unwrap();
+        ns.put(b"k", b"v").await.unwrap();
+        db.put(b"k", b"default").await.unwrap();
+        assert_eq!(read_twice(&ns, b"k").await.as_deref(), Some(&b"v"[..]));
+        assert_eq!(
+            read_twice(&db, b"k").await.as_deref(),
+            Some(&b"default"[..])
+        );
+        ns.clear().await.unwrap();
+        assert_eq!(ns.get(b"k").await.unwrap(), None);
+        assert_eq!(
+            db.get(b"k").await.unwrap().as_deref(),
+            Some(&b"default"[..])
+        );
+        db.clear().await.unwrap();
+        assert_eq!(db.get(b"k").await.unwrap(), None);
+    });
+}
