@@ -107,7 +107,7 @@ impl Default for DbOptions {
             level1_target_bytes: 16 * 1024 * 1024,
             level_size_multiplier: 10,
             page_cache_bytes: 8 * 1024 * 1024,
-            row_cache_bytes: 1024 * 1024,
+            row_cache_bytes: 4 * 1024 * 1024,
             work_slice_bytes: 256 * 1024,
             purge_slice_keys: 1_000,
             expiry_compaction_share: 0.5,
