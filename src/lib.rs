@@ -28,7 +28,7 @@ pub use engine::{
     BatchOp, CallRecord, Db, DbOptions, Durability, Entry, ExpireCondition, ExpireHook,
     ExpiredEntry, GetExOptions, LevelStats, Maintenance, NamespaceOptions, PurgeReport,
     PutCondition, PutOptions, ReclaimListener, Replacement, ScanOptions, Snapshot, SstStats, Stats,
-    Ttl, WriteBatch, MAX_SEED_LEAD_MS, MAX_TTL_MS,
+    Ttl, WriteBatch, MAX_ROW_CACHE_BYTES, MAX_SEED_LEAD_MS, MAX_TTL_MS,
 };
 pub use error::{Error, ErrorKind, Result};
 

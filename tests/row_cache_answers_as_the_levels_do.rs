@@ -12,7 +12,7 @@ mod common;
 use common::{fresh, run, T0};
 use futures::future::join;
 use ttlkv::store::{FaultPlan, FaultyStore, MemoryStore};
-use ttlkv::{Db, DbOptions, Durability, ErrorKind, FakeClock, PutOptions};
+use ttlkv::{Db, DbOptions, Durability, ErrorKind, FakeClock, PutOptions, MAX_ROW_CACHE_BYTES};
 
 fn options(row_cache_bytes: usize) -> DbOptions {
     DbOptions {
@@ -209,4 +209,20 @@ fn a_key_read_before_its_keyspace_was_cleared_is_gone() {
         db.clear().await.unwrap();
         assert_eq!(db.get(b"k").await.unwrap(), None);
     });
+}
+
+#[test]
+fn a_row_cache_larger_than_its_limit_is_refused_at_open() {
+    let too_big = DbOptions {
+        row_cache_bytes: MAX_ROW_CACHE_BYTES + 1,
+        ..DbOptions::default()
+    };
+    let e = run(Db::open(MemoryStore::new(), FakeClock::new(T0), too_big)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(e.message().contains("row_cache_bytes"), "{e}");
+    let largest = DbOptions {
+        row_cache_bytes: MAX_ROW_CACHE_BYTES,
+        ..DbOptions::default()
+    };
+    run(Db::open(MemoryStore::new(), FakeClock::new(T0), largest)).unwrap();
 }

@@ -58,8 +58,9 @@ pub struct DbOptions {
     /// [`MemoryStore`]: crate::store::MemoryStore
     pub page_cache_bytes: usize,
     /// Bytes of the row cache: the newest version of keys read lately, so that a read of a hot
-    /// key answers without searching the memtables and levels (0: none). Only with the
-    /// `row-cache` feature (on by default; the npm package's browser engine leaves it out).
+    /// key answers without searching the memtables and levels (0: none; at most
+    /// [`MAX_ROW_CACHE_BYTES`]). Only with the `row-cache` feature (on by default; the npm
+    /// package's browser engine leaves it out).
     pub row_cache_bytes: usize,
     /// Long work (building a flush's SST, a compaction's merge) gives the host a turn
     /// ([`PageStore::yield_now`](crate::store::PageStore::yield_now)) after producing about this
@@ -154,9 +155,17 @@ impl DbOptions {
         if o.periodic_compaction_ms.is_some_and(|ms| ms <= 0) {
             return fail("periodic_compaction_ms must be positive");
         }
+        if o.row_cache_bytes > MAX_ROW_CACHE_BYTES {
+            return fail("row_cache_bytes must be at most 1 GiB");
+        }
         Ok(())
     }
 }
+
+/// The largest row cache [`DbOptions::row_cache_bytes`] may ask for: its slots are allocated
+/// at its first fill, and a cache that large already holds more than the hot keys of any store
+/// this engine is built for.
+pub const MAX_ROW_CACHE_BYTES: usize = 1 << 30;
 
 /// How many times `l0_compaction_trigger` L0 may hold, short-lived SSTs included, before it is
 /// merged all the same (the compaction planner), and before writes compact inline (the write

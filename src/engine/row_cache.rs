@@ -169,21 +169,22 @@ impl RowCache {
             return;
         }
         let (a, b) = self.ways(hash);
-        let mut chosen = None;
-        for i in [a, b] {
-            match self.slots.get(i) {
-                Some(None) => {
-                    chosen = Some(i);
-                    break;
+        // The key's own way if it has one (two reads of it may have waited on the store at
+        // once, and its set changed in between): a key never holds both ways, so a write that
+        // hands its version to one leaves no older copy in the other.
+        let mut chosen = self.position(key, hash);
+        if chosen.is_none() {
+            for i in [a, b] {
+                match self.slots.get(i) {
+                    Some(None) => {
+                        chosen = Some(i);
+                        break;
+                    }
+                    Some(Some(s)) if !s.used.get() => {
+                        chosen = chosen.or(Some(i));
+                    }
+                    _ => {}
                 }
-                Some(Some(s)) if s.hash == hash && s.key == key => {
-                    chosen = Some(i);
-                    break;
-                }
-                Some(Some(s)) if !s.used.get() => {
-                    chosen = chosen.or(Some(i));
-                }
-                _ => {}
             }
         }
         let Some(i) = chosen else {
@@ -309,9 +310,8 @@ impl RowCache {
 }
 
 #[cfg(test)]
+#[cfg(feature = "row-cache")]
 mod tests {
-    #![cfg(feature = "row-cache")]
-
     use super::*;
     use crate::engine::memtable_filter::MemtableFilter;
 
@@ -390,6 +390,28 @@ mod tests {
         }
         cache.fill(b"k", MemtableFilter::hash(b"k"), &version(1, b"value"));
         assert!(!holds(&cache, b"k"), "its first miss was forgotten");
+    }
+
+    #[test]
+    fn a_key_filled_twice_holds_one_way_whatever_its_set_held_between() {
+        let mut cache = RowCache::new(1 << 16);
+        let slots = cache.slot_count;
+        let x = same_set(b"k", slots).next().unwrap();
+        fill(&mut cache, &x, 1);
+        fill(&mut cache, b"k", 1);
+        assert!(holds(&cache, &x) && holds(&cache, b"k"));
+        // `x`'s way empties (a write too big for the budget), and a second read of `k` that
+        // waited on the store meanwhile fills it again: `k` keeps its one way.
+        let too_big = alloc::vec![0u8; 1 << 16];
+        cache.written(&x, MemtableFilter::hash(&x), &version(2, &too_big));
+        fill(&mut cache, b"k", 1);
+        let hash = MemtableFilter::hash(b"k");
+        cache.written(b"k", hash, &version(3, &too_big));
+        assert_eq!(
+            cache.get(b"k", hash, u64::MAX),
+            None,
+            "no older copy of `k` left"
+        );
     }
 
     #[test]
