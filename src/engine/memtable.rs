@@ -292,6 +292,17 @@ mod tests {
         }
     }
 
+    /// An insert of `version` of `key`, with the key's filter hash.
+    fn insert(m: &mut Memtable, key: &[u8], version: MemVersion, keep: &[u64], durable: u64) {
+        m.insert(
+            key.to_vec(),
+            MemtableFilter::hash(key),
+            version,
+            keep,
+            durable,
+        );
+    }
+
     /// A point read of `key` at `read_seq`, with the key's filter hash.
     fn read<'a>(m: &'a Memtable, key: &[u8], read_seq: u64) -> Option<&'a MemVersion> {
         m.get(key, MemtableFilter::hash(key), read_seq)
@@ -300,20 +311,8 @@ mod tests {
     #[test]
     fn reads_see_the_newest_version_at_their_seq() {
         let mut m = Memtable::default();
-        m.insert(
-            b"k".to_vec(),
-            MemtableFilter::hash(b"k"),
-            put(1, b"a"),
-            &[1],
-            0,
-        );
-        m.insert(
-            b"k".to_vec(),
-            MemtableFilter::hash(b"k"),
-            put(2, b"b"),
-            &[1],
-            0,
-        );
+        insert(&mut m, b"k", put(1, b"a"), &[1], 0);
+        insert(&mut m, b"k", put(2, b"b"), &[1], 0);
         assert_eq!(read(&m, b"k", 1).unwrap().value.as_deref(), Some(&b"a"[..]));
         assert_eq!(read(&m, b"k", 5).unwrap().value.as_deref(), Some(&b"b"[..]));
         assert!(read(&m, b"k", 0).is_none());
@@ -323,13 +322,7 @@ mod tests {
     fn overwrites_prune_versions_nobody_can_see() {
         let mut m = Memtable::default();
         for seq in 1..=100 {
-            m.insert(
-                b"k".to_vec(),
-                MemtableFilter::hash(b"k"),
-                put(seq, b"v"),
-                &[],
-                seq - 1,
-            );
+            insert(&mut m, b"k", put(seq, b"v"), &[], seq - 1);
         }
         // durable_seq = 99: seq 99 (the rollback point) and seq 100 survive.
         assert_eq!(m.version_count(), 2);
@@ -338,27 +331,9 @@ mod tests {
     #[test]
     fn rollback_removes_exactly_the_versions_after_the_durable_seq() {
         let mut m = Memtable::default();
-        m.insert(
-            b"a".to_vec(),
-            MemtableFilter::hash(b"a"),
-            put(1, b"1"),
-            &[],
-            0,
-        );
-        m.insert(
-            b"a".to_vec(),
-            MemtableFilter::hash(b"a"),
-            put(2, b"2"),
-            &[],
-            1,
-        );
-        m.insert(
-            b"b".to_vec(),
-            MemtableFilter::hash(b"b"),
-            put(3, b"3"),
-            &[],
-            1,
-        );
+        insert(&mut m, b"a", put(1, b"1"), &[], 0);
+        insert(&mut m, b"a", put(2, b"2"), &[], 1);
+        insert(&mut m, b"b", put(3, b"3"), &[], 1);
         m.rollback_after(1);
         assert_eq!(read(&m, b"a", u64::MAX).unwrap().seq, 1);
         assert!(read(&m, b"b", u64::MAX).is_none());

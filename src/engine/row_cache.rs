@@ -90,6 +90,27 @@ impl Slot {
     }
 }
 
+/// `bytes` in `buf`'s allocation: an entry's old buffers take the new one's bytes, so a warm
+/// cache of entries of like sizes allocates nothing.
+#[cfg(feature = "row-cache")]
+fn copy_into(mut buf: Vec<u8>, bytes: &[u8]) -> Vec<u8> {
+    buf.clear();
+    buf.extend_from_slice(bytes);
+    buf
+}
+
+/// A copy of `version`, its value in `buf`'s allocation (see [`copy_into`]).
+#[cfg(feature = "row-cache")]
+fn version_into(buf: Option<Vec<u8>>, version: &MemVersion) -> MemVersion {
+    MemVersion {
+        value: version
+            .value
+            .as_deref()
+            .map(|v| copy_into(buf.unwrap_or_default(), v)),
+        ..*version
+    }
+}
+
 #[cfg(feature = "row-cache")]
 impl RowCache {
     /// A cache of about `budget` bytes (0: off).
@@ -198,27 +219,17 @@ impl RowCache {
         let Some(slot) = self.slots.get_mut(i) else {
             return;
         };
-        // The old entry's buffers take the new one's bytes: no allocation once the cache is warm
-        // with entries of like sizes.
-        let (mut key_buf, mut value_buf) = match slot.take() {
+        let (key_buf, value_buf) = match slot.take() {
             Some(old) => {
                 self.bytes -= old.charge();
                 (old.key, old.version.value)
             }
             None => (Vec::new(), None),
         };
-        key_buf.clear();
-        key_buf.extend_from_slice(key);
-        let value = version.value.as_ref().map(|v| {
-            let mut buf = value_buf.take().unwrap_or_default();
-            buf.clear();
-            buf.extend_from_slice(v);
-            buf
-        });
         let entry = Slot {
             hash,
-            key: key_buf,
-            version: MemVersion { value, ..*version },
+            key: copy_into(key_buf, key),
+            version: version_into(value_buf, version),
             used: Cell::new(false),
         };
         if self.bytes + entry.charge() <= self.budget {
@@ -260,16 +271,7 @@ impl RowCache {
             return;
         };
         let before = slot.charge();
-        let mut value = slot.version.value.take();
-        slot.version = MemVersion {
-            value: version.value.as_ref().map(|v| {
-                let mut buf = value.take().unwrap_or_default();
-                buf.clear();
-                buf.extend_from_slice(v);
-                buf
-            }),
-            ..*version
-        };
+        slot.version = version_into(slot.version.value.take(), version);
         let after = slot.charge();
         if self.bytes - before + after > self.budget {
             self.slots.get_mut(i).map(Option::take);
