@@ -602,6 +602,20 @@ test("1,000 concurrent mixed calls on one db are safe", async () => {
   assert.equal(results.filter((r) => r.status === "rejected").length, 0);
 });
 
+/**
+ * Run `check(db, label)` on a fresh database's default keyspace, on a namespace of it and on a
+ * database over a JS adapter (named `adapterName`); the fresh database, for more checks.
+ */
+async function inEachKeyspaceAndOnAnAdapter(check, adapterName) {
+  const { db } = await fresh();
+  await check(db, "default keyspace");
+  await check(db.namespace("ns"), "namespace");
+  const adapted = await open(adapterName, { storage: mapAdapter(), clock: fakeClock(), maintenance: "manual" });
+  await check(adapted, "adapter");
+  await adapted.close();
+  return db;
+}
+
 test("gets made back to back without waiting each answer for their own key, in the default keyspace, a namespace and on an adapter", async () => {
   // Keys of many lengths, each encoded where the one before it was (the default keyspace's gets
   // hand their key over in place): a get that read its key late would answer for another.
@@ -613,12 +627,7 @@ test("gets made back to back without waiting each answer for their own key, in t
     const answers = await Promise.all(gets);
     for (let i = 0; i < 300; i++) assert.equal(answers[i], `value ${i}`, `${label}, ${key(i)}`);
   };
-  const { db } = await fresh();
-  await check(db, "default keyspace");
-  await check(db.namespace("ns"), "namespace");
-  const adapted = await open("in-place-gets-adapter", { storage: mapAdapter(), clock: fakeClock(), maintenance: "manual" });
-  await check(adapted, "adapter");
-  await adapted.close();
+  await inEachKeyspaceAndOnAnAdapter(check, "in-place-gets-adapter");
 });
 
 test("puts made back to back without waiting each keep their own value, in the default keyspace, a namespace and on an adapter", async () => {
@@ -631,12 +640,7 @@ test("puts made back to back without waiting each keep their own value, in the d
     await Promise.all(puts);
     for (let i = 0; i < 300; i++) assert.equal(await db.get(`key${i}`), value(i), `${label}, key${i}`);
   };
-  const { db } = await fresh();
-  await check(db, "default keyspace");
-  await check(db.namespace("ns"), "namespace");
-  const adapted = await open("in-place-adapter", { storage: mapAdapter(), clock: fakeClock(), maintenance: "manual" });
-  await check(adapted, "adapter");
-  await adapted.close();
+  const db = await inEachKeyspaceAndOnAnAdapter(check, "in-place-adapter");
   // Options whose getter makes another put while the first is being encoded.
   const first = value(1);
   const second = value(2);
