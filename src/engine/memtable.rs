@@ -1,18 +1,20 @@
 //! The memtable: the newest writes, in memory, multi-versioned by sequence number.
 //!
-//! Each key maps to its versions, oldest first. Reads pick the newest version at or below their
+//! Each key maps to its versions, oldest first, in a [`ChunkedMap`] (sorted chunks, and a finger
+//! that makes an insert extending an ascending run a few comparisons). Reads pick the newest version at or below their
 //! sequence number; a failed WAL commit removes the versions it covered ([`Memtable::rollback_after`]);
 //! overwrites prune versions no reader can see any more. A memtable is frozen (shared behind `Rc`)
 //! when it is flushed, so readers that hold it keep a consistent view.
 //!
 //! A point read asks the memtable's [`MemtableFilter`] first: most reads are of keys it does not
-//! hold, and "no" spares them the map's search (a few dozen whole-key comparisons).
+//! hold, and "no" spares them the map's search (two binary searches, about fifteen whole-key
+//! comparisons, most of them cache misses).
 
-use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::ops::Bound;
 
 use super::memtable_filter::MemtableFilter;
+use super::memtable_map::ChunkedMap;
 use super::retention::{needed_between, VersionInfo};
 use crate::format::RowRef;
 
@@ -71,7 +73,7 @@ pub(crate) fn is_live(v: &MemVersion, now: i64) -> bool {
 /// The in-memory, sorted, multi-version write buffer.
 #[derive(Default, Debug)]
 pub(crate) struct Memtable {
-    map: BTreeMap<Vec<u8>, Vec<MemVersion>>,
+    map: ChunkedMap<Vec<MemVersion>>,
     /// Every key of `map`, for point reads to rule keys out.
     filter: MemtableFilter,
     bytes: usize,
@@ -137,11 +139,10 @@ impl Memtable {
         let key_len = key.len();
         self.bytes += version.charge(key_len);
         self.versions += 1;
-        // One search, and the caller's key becomes the map's if the key is new. Room for one
-        // version: most keys never get a second while the memtable holds them (a list grown
-        // from empty would take room for four).
-        let versions = self.map.entry(key).or_insert_with(|| Vec::with_capacity(1));
-        let added = versions.is_empty();
+        // One search (a few comparisons when the key extends a run), and the caller's key
+        // becomes the map's if the key is new. Room for one version: most keys never get a
+        // second while the memtable holds them (a list grown from empty would take room for four).
+        let (versions, added) = self.map.get_or_insert_with(key, || Vec::with_capacity(1));
         versions.push(version);
         if versions.len() > 1 {
             Self::prune(
@@ -154,7 +155,8 @@ impl Memtable {
             );
         }
         if added {
-            self.filter.add(hash, &self.map);
+            let map = &self.map;
+            self.filter.add(hash, || map.keys());
         }
     }
 
@@ -202,7 +204,7 @@ impl Memtable {
     /// Whether some key starts with `prefix` (any version, tombstones included).
     pub(crate) fn holds_prefix(&self, prefix: &[u8]) -> bool {
         self.map
-            .range::<[u8], _>((Bound::Included(prefix), Bound::Unbounded))
+            .range(Bound::Included(prefix), Bound::Unbounded)
             .next()
             .is_some_and(|(k, _)| k.starts_with(prefix))
     }
@@ -212,14 +214,12 @@ impl Memtable {
         self.map.get(key).and_then(|vs| vs.last()).map(|v| v.seq)
     }
 
-    /// Remove every version with `seq > seq` (a WAL commit covering them failed). The map is
-    /// built again from what is kept rather than pruned in place: a rollback is rare, and a
-    /// removal from this map type would bring the B-tree's rebalancing code into the wasm
-    /// module for it alone (about 3 KB; nothing else removes from a map of this type).
+    /// Remove every version with `seq > seq` (a WAL commit covering them failed), and every key
+    /// left without one.
     pub(crate) fn rollback_after(&mut self, seq: u64) {
         let mut freed = 0;
         let mut removed = 0;
-        for (key, mut versions) in core::mem::take(&mut self.map) {
+        self.map.retain(|key, versions| {
             versions.retain(|v| {
                 let keep = v.seq <= seq;
                 if !keep {
@@ -228,10 +228,8 @@ impl Memtable {
                 }
                 keep
             });
-            if !versions.is_empty() {
-                self.map.insert(key, versions);
-            }
-        }
+            !versions.is_empty()
+        });
         self.bytes = self.bytes.saturating_sub(freed);
         self.versions = self.versions.saturating_sub(removed);
         if self.map.is_empty() {
@@ -250,14 +248,12 @@ impl Memtable {
         reverse: bool,
         max: usize,
     ) -> Vec<(Vec<u8>, MemVersion)> {
-        let range = self
-            .map
-            .range::<[u8], (Bound<&[u8]>, Bound<&[u8]>)>((lower, upper));
-        let pick = |(k, vs): (&Vec<u8>, &Vec<MemVersion>)| {
+        let range = self.map.range(lower, upper);
+        let pick = |(k, vs): (&[u8], &Vec<MemVersion>)| {
             vs.iter()
                 .rev()
                 .find(|v| v.seq <= read_seq)
-                .map(|v| (k.clone(), v.clone()))
+                .map(|v| (k.to_vec(), v.clone()))
         };
         if reverse {
             range.rev().filter_map(pick).take(max).collect()
@@ -274,8 +270,8 @@ impl Memtable {
     ) -> impl Iterator<Item = (&[u8], impl Iterator<Item = &MemVersion>)> {
         let start = after.map_or(Bound::Unbounded, Bound::Excluded);
         self.map
-            .range::<[u8], _>((start, Bound::Unbounded))
-            .map(|(k, vs)| (k.as_slice(), vs.iter().rev()))
+            .range(start, Bound::Unbounded)
+            .map(|(k, vs)| (k, vs.iter().rev()))
     }
 }
 

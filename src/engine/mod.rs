@@ -32,6 +32,7 @@ mod keys;
 mod maintenance;
 mod memtable;
 mod memtable_filter;
+mod memtable_map;
 mod merge;
 mod namespace;
 mod notify;

@@ -1,0 +1,417 @@
+//! The memtable's ordered map: byte-string keys to values, in sorted chunks of at most
+//! [`CHUNK`] entries, with a finger on the chunk the last insert went to.
+//!
+//! Writes come in ascending runs: a write's rows are sorted before they are applied, its
+//! expiry-index rows follow in an ascending run of their own, and ingests are often in key order.
+//! With the finger, an insert that extends a run costs two or three key comparisons where a
+//! B-tree searches from its root (about 35 comparisons at a memtable's size, two inserts a put
+//! with a TTL); a chunk that fills at its end starts the next one instead of splitting, so an
+//! ordered ingest leaves its chunks full. Any other insert finds its chunk by a binary search over
+//! the chunks' last keys, then its place in the chunk; a point read is the same two searches.
+//! Entries leave only through [`ChunkedMap::retain`] (a rollback), which drops emptied chunks.
+
+use alloc::vec::Vec;
+use core::ops::Bound;
+
+/// Most entries a chunk holds: a binary search of a few steps, and an insert in its middle moves
+/// at most this many entries.
+const CHUNK: usize = 64;
+
+type Entry<V> = (Vec<u8>, V);
+
+/// An ordered map from byte strings, in sorted chunks (see the module docs).
+#[derive(Debug)]
+pub(crate) struct ChunkedMap<V> {
+    /// Each chunk non-empty and sorted, every key of a chunk below every key of the next.
+    chunks: Vec<Vec<Entry<V>>>,
+    /// The chunk the last insert went to.
+    finger: usize,
+}
+
+impl<V> Default for ChunkedMap<V> {
+    fn default() -> Self {
+        ChunkedMap {
+            chunks: Vec::new(),
+            finger: 0,
+        }
+    }
+}
+
+/// A place between entries: before entry `at` of chunk `chunk` (`at` may be the chunk's length).
+#[derive(Clone, Copy)]
+struct Place {
+    chunk: usize,
+    at: usize,
+}
+
+impl<V> ChunkedMap<V> {
+    /// Whether no key is held.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    /// The value of `key`.
+    pub(crate) fn get(&self, key: &[u8]) -> Option<&V> {
+        let p = self.place(key, false);
+        self.entry(p).filter(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// The value of `key`, made by `make` and inserted under `key` if it was absent, and whether
+    /// it was.
+    pub(crate) fn get_or_insert_with(
+        &mut self,
+        key: Vec<u8>,
+        make: impl FnOnce() -> V,
+    ) -> (&mut V, bool) {
+        let p = self.place_for_insert(&key);
+        let found = self.entry(p).is_some_and(|(k, _)| *k == key);
+        let p = if found {
+            p
+        } else {
+            // `make_room` answers a place within a chunk that exists.
+            let p = self.make_room(p);
+            self.chunks[p.chunk].insert(p.at, (key, make()));
+            p
+        };
+        self.finger = p.chunk;
+        (&mut self.chunks[p.chunk][p.at].1, !found)
+    }
+
+    /// Where an insert of `key` goes: its place in the finger's chunk if `key` falls within its
+    /// reach (after the previous chunk's keys, before the next's; extending a run is then one
+    /// comparison with the chunk's last key), else its place in the first chunk whose last key
+    /// is at or after it — or the end of the chunk before, if `key` falls in the gap between
+    /// them, so that a run keeps extending one chunk.
+    fn place_for_insert(&self, key: &[u8]) -> Place {
+        let f = self.finger;
+        let last_of = |c: usize| self.chunks.get(c).and_then(|c| c.last());
+        let first_of = |c: usize| self.chunks.get(c).and_then(|c| c.first());
+        let end_of = |c: usize| Place {
+            chunk: c,
+            at: self.chunks.get(c).map_or(0, Vec::len),
+        };
+        let after_previous = f == 0 || last_of(f - 1).is_some_and(|(k, _)| k.as_slice() < key);
+        let before_next = first_of(f + 1).is_none_or(|(k, _)| key < k.as_slice());
+        if let (Some(c), true, true) = (self.chunks.get(f), after_previous, before_next) {
+            if c.last().is_some_and(|(k, _)| k.as_slice() < key) {
+                return end_of(f);
+            }
+            return Place {
+                chunk: f,
+                at: index_in(c, key, false),
+            };
+        }
+        let p = self.place(key, false);
+        if p.chunk == self.chunks.len() {
+            return end_of(p.chunk.saturating_sub(1));
+        }
+        let in_gap = p.chunk > 0 && first_of(p.chunk).is_some_and(|(k, _)| key < k);
+        if in_gap {
+            end_of(p.chunk - 1)
+        } else {
+            p
+        }
+    }
+
+    /// Room for one entry at place `p`; the place it then goes to. A full chunk gets a new chunk
+    /// after it: empty if the entry goes at the end (so an ordered run fills chunks), else with
+    /// the upper half.
+    fn make_room(&mut self, p: Place) -> Place {
+        let Some(c) = self.chunks.get_mut(p.chunk) else {
+            self.chunks.push(Vec::with_capacity(CHUNK));
+            return Place {
+                chunk: self.chunks.len() - 1,
+                at: 0,
+            };
+        };
+        if c.len() < CHUNK {
+            return p;
+        }
+        let upper = if p.at < CHUNK {
+            c.split_off(CHUNK / 2)
+        } else {
+            Vec::with_capacity(CHUNK)
+        };
+        self.chunks.insert(p.chunk + 1, upper);
+        match p.at {
+            CHUNK => Place {
+                chunk: p.chunk + 1,
+                at: 0,
+            },
+            at if at > CHUNK / 2 => Place {
+                chunk: p.chunk + 1,
+                at: at - CHUNK / 2,
+            },
+            _ => p,
+        }
+    }
+
+    /// The entry at place `p`.
+    fn entry(&self, p: Place) -> Option<&Entry<V>> {
+        self.chunks.get(p.chunk).and_then(|c| c.get(p.at))
+    }
+
+    /// Every key, in order.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &[u8]> {
+        self.chunks.iter().flatten().map(|(k, _)| k.as_slice())
+    }
+
+    /// The keys within `(lower, upper)` with their values, in order (reversible). Bounds that
+    /// cross yield nothing.
+    pub(crate) fn range(&self, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Range<'_, V> {
+        let front = match lower {
+            Bound::Included(k) => self.place(k, false),
+            Bound::Excluded(k) => self.place(k, true),
+            Bound::Unbounded => Place { chunk: 0, at: 0 },
+        };
+        let back = match upper {
+            Bound::Included(k) => self.place(k, true),
+            Bound::Excluded(k) => self.place(k, false),
+            Bound::Unbounded => Place {
+                chunk: self.chunks.len(),
+                at: 0,
+            },
+        };
+        Range {
+            chunks: &self.chunks,
+            front,
+            back,
+        }
+    }
+
+    /// The place of the first key above `key` (`past`), or at or above it. Always within a
+    /// chunk (`at` below its length), or the end `(chunks, 0)`.
+    fn place(&self, key: &[u8], past: bool) -> Place {
+        let chunk = self
+            .chunks
+            .partition_point(|c| c.last().is_some_and(|(k, _)| below(k, key, past)));
+        let at = self.chunks.get(chunk).map_or(0, |c| index_in(c, key, past));
+        Place { chunk, at }
+    }
+
+    /// Keep the entries `keep` answers true for (it may change their values); chunks left empty
+    /// go.
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&[u8], &mut V) -> bool) {
+        for c in &mut self.chunks {
+            c.retain_mut(|(k, v)| keep(k, v));
+        }
+        self.chunks.retain(|c| !c.is_empty());
+        self.finger = 0;
+    }
+}
+
+/// Whether `k` comes before the place sought: below `key`, or at it too if `past`.
+fn below(k: &[u8], key: &[u8], past: bool) -> bool {
+    if past {
+        k <= key
+    } else {
+        k < key
+    }
+}
+
+/// The index in chunk `c` of its first key above `key` (`past`), or at or above it.
+fn index_in<V>(c: &[Entry<V>], key: &[u8], past: bool) -> usize {
+    c.partition_point(|(k, _)| below(k, key, past))
+}
+
+/// The entries between two places of a [`ChunkedMap`], from either end.
+pub(crate) struct Range<'a, V> {
+    chunks: &'a [Vec<Entry<V>>],
+    /// The next entry from the front: within a chunk, or the end.
+    front: Place,
+    /// Just after the next entry from the back: within a chunk, or the end.
+    back: Place,
+}
+
+impl<V> Range<'_, V> {
+    fn is_done(&self) -> bool {
+        (self.front.chunk, self.front.at) >= (self.back.chunk, self.back.at)
+    }
+}
+
+impl<'a, V> Iterator for Range<'a, V> {
+    type Item = (&'a [u8], &'a V);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.is_done() {
+            return None;
+        }
+        let c = self.chunks.get(self.front.chunk)?;
+        let (k, v) = c.get(self.front.at)?;
+        self.front.at += 1;
+        if self.front.at == c.len() {
+            self.front = Place {
+                chunk: self.front.chunk + 1,
+                at: 0,
+            };
+        }
+        Some((k, v))
+    }
+}
+
+impl<V> DoubleEndedIterator for Range<'_, V> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.is_done() {
+            return None;
+        }
+        if self.back.at == 0 {
+            let chunk = self.back.chunk.checked_sub(1)?;
+            let at = self.chunks.get(chunk).map_or(0, Vec::len);
+            self.back = Place { chunk, at };
+        }
+        self.back.at = self.back.at.checked_sub(1)?;
+        let (k, v) = self.chunks.get(self.back.chunk)?.get(self.back.at)?;
+        Some((k, v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::collections::BTreeMap;
+    use alloc::format;
+
+    fn key(i: u32) -> Vec<u8> {
+        format!("k{i:06}").into_bytes()
+    }
+
+    /// Inserts `order`'s keys into a chunked map and a `BTreeMap` alike.
+    fn both(order: impl IntoIterator<Item = u32>) -> (ChunkedMap<u32>, BTreeMap<Vec<u8>, u32>) {
+        let mut map = ChunkedMap::default();
+        let mut model = BTreeMap::new();
+        for i in order {
+            let (v, added) = map.get_or_insert_with(key(i), || i);
+            assert_eq!(added, !model.contains_key(&key(i)), "key {i}");
+            *v += 0;
+            model.entry(key(i)).or_insert(i);
+        }
+        (map, model)
+    }
+
+    fn agree(map: &ChunkedMap<u32>, model: &BTreeMap<Vec<u8>, u32>) {
+        assert_eq!(map.keys().count(), model.len());
+        let all: Vec<_> = map.range(Bound::Unbounded, Bound::Unbounded).collect();
+        let expected: Vec<_> = model.iter().map(|(k, v)| (k.as_slice(), v)).collect();
+        assert_eq!(all, expected);
+        assert!(map.keys().eq(model.keys().map(Vec::as_slice)));
+        for c in &map.chunks {
+            assert!(!c.is_empty() && c.len() <= CHUNK);
+        }
+    }
+
+    /// A seeded shuffle of `0..n`.
+    fn shuffled(n: u32, seed: u64) -> Vec<u32> {
+        let mut v: Vec<u32> = (0..n).collect();
+        let mut s = seed;
+        for i in (1..v.len()).rev() {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            v.swap(i, (s >> 33) as usize % (i + 1));
+        }
+        v
+    }
+
+    #[test]
+    fn holds_what_a_btree_map_holds_in_any_insert_order() {
+        let orders: Vec<Vec<u32>> = alloc::vec![
+            (0..1_000).collect(),
+            (0..1_000).rev().collect(),
+            shuffled(1_000, 7),
+            // Two interleaved ascending runs, as a write's rows and their expiry-index rows.
+            (0..20)
+                .flat_map(|b| (0..25)
+                    .map(move |i| b * 25 + i)
+                    .chain((0..25).map(move |i| 500 + b * 25 + i)))
+                .collect(),
+            // Keys inserted twice.
+            (0..300).chain(0..300).chain(shuffled(300, 3)).collect(),
+        ];
+        for order in orders {
+            let (map, model) = both(order);
+            agree(&map, &model);
+            for i in 0..1_100 {
+                assert_eq!(map.get(&key(i)), model.get(&key(i)), "key {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_ordered_run_fills_its_chunks() {
+        let (map, _) = both(0..10 * CHUNK as u32);
+        assert_eq!(map.chunks.len(), 10);
+    }
+
+    fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+        b.as_ref().map(Vec::as_slice)
+    }
+
+    #[test]
+    fn ranges_answer_as_a_btree_maps_for_every_bound() {
+        let (map, model) = both(shuffled(300, 11).into_iter().map(|i| i * 2));
+        let probes: Vec<Vec<u8>> = [0u32, 1, 2, 127, 128, 129, 300, 598, 599, 700]
+            .iter()
+            .map(|&i| key(i))
+            .collect();
+        let bounds = |k: &[u8]| [Bound::Included(k.to_vec()), Bound::Excluded(k.to_vec())];
+        let mut all: Vec<Bound<Vec<u8>>> = alloc::vec![Bound::Unbounded];
+        for p in &probes {
+            all.extend(bounds(p));
+        }
+        for lo in &all {
+            for hi in &all {
+                let got: Vec<_> = map.range(as_ref(lo), as_ref(hi)).collect();
+                let back: Vec<_> = map.range(as_ref(lo), as_ref(hi)).rev().collect();
+                let expected: Vec<_> = model
+                    .iter()
+                    .filter(|(k, _)| {
+                        let k = k.as_slice();
+                        let above = match as_ref(lo) {
+                            Bound::Included(b) => k >= b,
+                            Bound::Excluded(b) => k > b,
+                            Bound::Unbounded => true,
+                        };
+                        let below = match as_ref(hi) {
+                            Bound::Included(b) => k <= b,
+                            Bound::Excluded(b) => k < b,
+                            Bound::Unbounded => true,
+                        };
+                        above && below
+                    })
+                    .map(|(k, v)| (k.as_slice(), v))
+                    .collect();
+                assert_eq!(got, expected, "{lo:?}..{hi:?}");
+                assert!(
+                    back.iter().rev().eq(expected.iter()),
+                    "{lo:?}..{hi:?} reversed"
+                );
+                // Taken from both ends in turn, every entry once.
+                let mut both_ends = map.range(as_ref(lo), as_ref(hi));
+                let (mut front, mut rear) = (Vec::new(), Vec::new());
+                while let Some(e) = both_ends.next() {
+                    front.push(e);
+                    match both_ends.next_back() {
+                        Some(e) => rear.push(e),
+                        None => break,
+                    }
+                }
+                front.extend(rear.into_iter().rev());
+                assert_eq!(front, expected, "{lo:?}..{hi:?} from both ends");
+            }
+        }
+    }
+
+    #[test]
+    fn retain_keeps_order_and_drops_emptied_chunks() {
+        let (mut map, mut model) = both(shuffled(1_000, 5));
+        map.retain(|_, v| *v % 3 == 0 || *v > 900);
+        model.retain(|_, v| *v % 3 == 0 || *v > 900);
+        agree(&map, &model);
+        map.retain(|_, _| false);
+        assert!(map.is_empty() && map.chunks.is_empty());
+        // Inserts after a retain land in order.
+        let (v, added) = map.get_or_insert_with(key(5), || 5);
+        assert!(added && *v == 5);
+        assert_eq!(map.get(&key(5)), Some(&5));
+    }
+}
