@@ -4,7 +4,7 @@
 
 import { TtlKvError } from "./errors.js";
 import { encodeKey, encodeKeyInPlace, encodeValue, encodeValueInPlace, PackedBatch } from "./codec.js";
-import { invalid, plainOptions, checkKnown, positiveInt, integer, putArgs, conditionBits, scanArgs } from "./options.js";
+import { invalid, plainOptions, checkKnown, positiveInt, integer, putArgs, batchPutArgs, conditionBits, scanArgs } from "./options.js";
 import { valueOf, entryOf, reaper, scanPages, Snapshot } from "./snapshot.js";
 import { guardMethods, guardedPromise, rejectAsInputError } from "./guard.js";
 import { TTL_AFTER_MS, TTL_AT, TTL_NO_EXPIRY } from "./protocol.js";
@@ -146,9 +146,8 @@ export class Db {
       if (op === null || typeof op !== "object") throw invalid("a batch operation must be an object");
       packed.key(op.key);
       if (op.type === "put") {
-        const { type, key, value, ...putOpts } = op;
-        const [kind, arg, cond] = putArgs(putOpts);
-        packed.put(value, kind, arg, cond);
+        const [kind, arg, cond] = batchPutArgs(op);
+        packed.put(op.value, kind, arg, cond);
       } else if (op.type === "delete") {
         checkKnown(op, ["type", "key"], "delete");
         packed.delete();

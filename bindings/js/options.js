@@ -45,7 +45,11 @@ export function flag(x, what) {
 const PUT_OPTIONS = ["ttlMs", "expireAt", "keepTtl", "noExpiry", "ifAbsent", "ifPresent"];
 
 /** [ttlKind, ttlArg, condition] for the engine from put options. */
+/** What `putArgs` answers for a put without options: one array for every such put. */
+const PLAIN_PUT = Object.freeze([TTL_DEFAULT, 0, PUT_ALWAYS]);
+
 export function putArgs(opts) {
+  if (opts === undefined || opts === null) return PLAIN_PUT;
   opts = plainOptions(opts, "put options");
   checkKnown(opts, PUT_OPTIONS, "put");
   const given = ["ttlMs", "expireAt", "keepTtl", "noExpiry"].filter((k) => opts[k] !== undefined);
@@ -60,6 +64,21 @@ export function putArgs(opts) {
   const ifPresent = flag(opts.ifPresent, "ifPresent");
   if (ifAbsent && ifPresent) throw invalid("ifAbsent and ifPresent cannot both be set");
   return [kind, arg, ifAbsent ? PUT_IF_ABSENT : ifPresent ? PUT_IF_PRESENT : PUT_ALWAYS];
+}
+
+/**
+ * `putArgs` of a batch's put op: its fields other than `type`, `key` and `value` are the put's
+ * options. An op with no other field (every enumerable one checked, inherited too) takes the
+ * plain put's answer without copying it into an options object.
+ */
+export function batchPutArgs(op) {
+  for (const field in op) {
+    if (field !== "type" && field !== "key" && field !== "value") {
+      const { type, key, value, ...opts } = op;
+      return putArgs(opts);
+    }
+  }
+  return PLAIN_PUT;
 }
 
 export function conditionBits(cond) {

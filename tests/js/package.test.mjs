@@ -354,6 +354,8 @@ test("a bad op anywhere in a batch is its error code, and nothing of the batch i
     [{ type: "put", key: "k", value: "é".repeat(8 * 1024 * 1024) + "x" }, "VALUE_TOO_LARGE"],
     [{ type: "put", key: "k", value: "x".repeat(16 * 1024 * 1024 + 1) }, "VALUE_TOO_LARGE"],
     [{ type: "put", key: "k", value: 1, ttlMs: 0 }, "INVALID_ARGUMENT"],
+    [{ type: "put", key: "k", value: 1, ttl: 5 }, "INVALID_ARGUMENT"],
+    [{ type: "put", key: "k", value: 1, ttlMs: 5, noExpiry: true }, "INVALID_ARGUMENT"],
     [{ type: "upsert", key: "k", value: 1 }, "INVALID_ARGUMENT"],
     [{ type: "upsert", key: "" }, "INVALID_ARGUMENT"],
   ];
