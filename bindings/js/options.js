@@ -44,10 +44,10 @@ export function flag(x, what) {
 
 const PUT_OPTIONS = ["ttlMs", "expireAt", "keepTtl", "noExpiry", "ifAbsent", "ifPresent"];
 
-/** [ttlKind, ttlArg, condition] for the engine from put options. */
 /** What `putArgs` answers for a put without options: one array for every such put. */
 const PLAIN_PUT = Object.freeze([TTL_DEFAULT, 0, PUT_ALWAYS]);
 
+/** [ttlKind, ttlArg, condition] for the engine from put options. */
 export function putArgs(opts) {
   if (opts === undefined || opts === null) return PLAIN_PUT;
   opts = plainOptions(opts, "put options");
@@ -66,15 +66,20 @@ export function putArgs(opts) {
   return [kind, arg, ifAbsent ? PUT_IF_ABSENT : ifPresent ? PUT_IF_PRESENT : PUT_ALWAYS];
 }
 
+/** Whether a batch op's field is one of its put options (the rest are `type`, `key`, `value`). */
+const isPutOption = (field) => field !== "type" && field !== "key" && field !== "value";
+
 /**
- * `putArgs` of a batch's put op: its fields other than `type`, `key` and `value` are the put's
- * options. An op with no other field (every enumerable one checked, inherited too) takes the
- * plain put's answer without copying it into an options object.
+ * `putArgs` of a batch's put op: its own enumerable fields other than `type`, `key` and `value`
+ * are the put's options. An op with no other field (every enumerable one checked, inherited too)
+ * takes the plain put's answer without an options object. Reads no field but the options: the
+ * op's `value` is read once, by the caller.
  */
 export function batchPutArgs(op) {
   for (const field in op) {
-    if (field !== "type" && field !== "key" && field !== "value") {
-      const { type, key, value, ...opts } = op;
+    if (isPutOption(field)) {
+      const opts = {};
+      for (const own of Object.keys(op)) if (isPutOption(own)) opts[own] = op[own];
       return putArgs(opts);
     }
   }

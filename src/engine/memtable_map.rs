@@ -4,9 +4,11 @@
 //! Writes come in ascending runs: a write's rows are sorted before they are applied, its
 //! expiry-index rows follow in an ascending run of their own, and ingests are often in key order.
 //! With the finger, an insert that extends a run costs two or three key comparisons where a
-//! B-tree searches from its root (about 35 comparisons at a memtable's size, two inserts a put
-//! with a TTL); a chunk that fills at its end starts the next one instead of splitting, so an
-//! ordered ingest leaves its chunks full. Any other insert finds its chunk by a binary search over
+//! B-tree searches from its root (a few dozen comparisons at a memtable's size, two inserts a put
+//! with a TTL). A full chunk a run reaches is split where the run goes on (a chunk that fills at
+//! its end starts the next; keys of another run above it move out), so ordered ingests leave
+//! chunks full; a full chunk any other insert reaches is split in halves, so no pattern of inserts
+//! leaves chunks of a few keys. Any other insert finds its chunk by a binary search over
 //! the chunks' last keys, then its place in the chunk; a point read is the same two searches.
 //! Entries leave only through [`ChunkedMap::retain`] (a rollback), which drops emptied chunks.
 
@@ -26,6 +28,9 @@ pub(crate) struct ChunkedMap<V> {
     chunks: Vec<Vec<Entry<V>>>,
     /// The chunk the last insert went to.
     finger: usize,
+    /// The place just after the key the last insert added in the finger's chunk (`usize::MAX`
+    /// if the last call added none): an insert there continues a run.
+    run_at: usize,
 }
 
 impl<V> Default for ChunkedMap<V> {
@@ -33,6 +38,7 @@ impl<V> Default for ChunkedMap<V> {
         ChunkedMap {
             chunks: Vec::new(),
             finger: 0,
+            run_at: usize::MAX,
         }
     }
 }
@@ -66,11 +72,14 @@ impl<V> ChunkedMap<V> {
         let p = self.place_for_insert(&key);
         let found = self.entry(p).is_some_and(|(k, _)| *k == key);
         let p = if found {
+            self.run_at = usize::MAX;
             p
         } else {
+            let value = make();
             // `make_room` answers a place within a chunk that exists.
             let p = self.make_room(p);
-            self.chunks[p.chunk].insert(p.at, (key, make()));
+            self.chunks[p.chunk].insert(p.at, (key, value));
+            self.run_at = p.at + 1;
             p
         };
         self.finger = p.chunk;
@@ -81,7 +90,7 @@ impl<V> ChunkedMap<V> {
     /// reach (after the previous chunk's keys, before the next's; extending a run is then one
     /// comparison with the chunk's last key), else its place in the first chunk whose last key
     /// is at or after it — or the end of the chunk before, if `key` falls in the gap between
-    /// them, so that a run keeps extending one chunk.
+    /// them and that chunk has room, so that a run keeps extending one chunk.
     fn place_for_insert(&self, key: &[u8]) -> Place {
         let f = self.finger;
         let last_of = |c: usize| self.chunks.get(c).and_then(|c| c.last());
@@ -106,17 +115,26 @@ impl<V> ChunkedMap<V> {
             return end_of(p.chunk.saturating_sub(1));
         }
         let in_gap = p.chunk > 0 && first_of(p.chunk).is_some_and(|(k, _)| key < k);
-        if in_gap {
+        let room_before = self
+            .chunks
+            .get(p.chunk.wrapping_sub(1))
+            .is_some_and(|c| c.len() < CHUNK);
+        if in_gap && room_before {
             end_of(p.chunk - 1)
         } else {
             p
         }
     }
 
-    /// Room for one entry at place `p`; the place it then goes to. A full chunk gets a new chunk
-    /// after it: empty if the entry goes at the end (so an ordered run fills chunks), else with
-    /// the upper half.
+    /// Room for one entry at place `p`; the place it then goes to. A full chunk is split: where
+    /// the entry goes if it continues a run (it follows the last insert's key, or goes after the
+    /// last chunk's), the keys above it moving to a chunk of their own (an empty one at the
+    /// chunk's end), so that the run goes on filling the chunk it is in and ordered runs leave
+    /// chunks full; else in halves, so that no pattern of inserts leaves chunks of a few entries
+    /// each.
     fn make_room(&mut self, p: Place) -> Place {
+        let last = p.chunk + 1 == self.chunks.len();
+        let run = p.chunk == self.finger && p.at == self.run_at || last && p.at == CHUNK;
         let Some(c) = self.chunks.get_mut(p.chunk) else {
             self.chunks.push(Vec::with_capacity(CHUNK));
             return Place {
@@ -127,22 +145,23 @@ impl<V> ChunkedMap<V> {
         if c.len() < CHUNK {
             return p;
         }
-        let upper = if p.at < CHUNK {
-            c.split_off(CHUNK / 2)
-        } else {
-            Vec::with_capacity(CHUNK)
-        };
-        self.chunks.insert(p.chunk + 1, upper);
-        match p.at {
-            CHUNK => Place {
+        if run && p.at == CHUNK {
+            self.chunks.insert(p.chunk + 1, Vec::with_capacity(CHUNK));
+            return Place {
                 chunk: p.chunk + 1,
                 at: 0,
-            },
-            at if at > CHUNK / 2 => Place {
+            };
+        }
+        let split = if run { p.at } else { CHUNK / 2 };
+        let upper = c.split_off(split);
+        self.chunks.insert(p.chunk + 1, upper);
+        if p.at <= split {
+            p
+        } else {
+            Place {
                 chunk: p.chunk + 1,
-                at: at - CHUNK / 2,
-            },
-            _ => p,
+                at: p.at - split,
+            }
         }
     }
 
@@ -197,6 +216,7 @@ impl<V> ChunkedMap<V> {
         }
         self.chunks.retain(|c| !c.is_empty());
         self.finger = 0;
+        self.run_at = usize::MAX;
     }
 }
 
@@ -272,24 +292,24 @@ mod tests {
     use alloc::format;
 
     fn key(i: u32) -> Vec<u8> {
-        format!("k{i:06}").into_bytes()
+        format!("k{i:07}").into_bytes()
     }
 
-    /// Inserts `order`'s keys into a chunked map and a `BTreeMap` alike.
+    /// Inserts `order`'s keys into a chunked map and a `BTreeMap` alike, each with its first
+    /// insert's number, checking what every insert answers.
     fn both(order: impl IntoIterator<Item = u32>) -> (ChunkedMap<u32>, BTreeMap<Vec<u8>, u32>) {
         let mut map = ChunkedMap::default();
         let mut model = BTreeMap::new();
         for i in order {
+            let absent = !model.contains_key(&key(i));
+            let expected = *model.entry(key(i)).or_insert(i);
             let (v, added) = map.get_or_insert_with(key(i), || i);
-            assert_eq!(added, !model.contains_key(&key(i)), "key {i}");
-            *v += 0;
-            model.entry(key(i)).or_insert(i);
+            assert_eq!((*v, added), (expected, absent), "key {i}");
         }
         (map, model)
     }
 
     fn agree(map: &ChunkedMap<u32>, model: &BTreeMap<Vec<u8>, u32>) {
-        assert_eq!(map.keys().count(), model.len());
         let all: Vec<_> = map.range(Bound::Unbounded, Bound::Unbounded).collect();
         let expected: Vec<_> = model.iter().map(|(k, v)| (k.as_slice(), v)).collect();
         assert_eq!(all, expected);
@@ -299,15 +319,29 @@ mod tests {
         }
     }
 
-    /// A seeded shuffle of `0..n`.
-    fn shuffled(n: u32, seed: u64) -> Vec<u32> {
-        let mut v: Vec<u32> = (0..n).collect();
+    /// Whether the chunks are at least half full on average (one chunk of slack at each end).
+    fn half_full(map: &ChunkedMap<u32>) -> bool {
+        let keys = map.keys().count();
+        map.chunks.len() <= 2 * keys / CHUNK + 2
+    }
+
+    /// A seeded source of numbers below `n`.
+    fn numbers(seed: u64) -> impl FnMut(usize) -> usize {
         let mut s = seed;
-        for i in (1..v.len()).rev() {
+        move |n| {
             s = s
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            v.swap(i, (s >> 33) as usize % (i + 1));
+            (s >> 33) as usize % n
+        }
+    }
+
+    /// A seeded shuffle of `0..n`.
+    fn shuffled(n: u32, seed: u64) -> Vec<u32> {
+        let mut v: Vec<u32> = (0..n).collect();
+        let mut below = numbers(seed);
+        for i in (1..v.len()).rev() {
+            v.swap(i, below(i + 1));
         }
         v
     }
@@ -340,59 +374,120 @@ mod tests {
     fn an_ordered_run_fills_its_chunks() {
         let (map, _) = both(0..10 * CHUNK as u32);
         assert_eq!(map.chunks.len(), 10);
+        // Two runs taking turns, as a batch's rows and then their expiry-index rows.
+        let (map, _) = both((0..40).flat_map(|b| {
+            let rows = (0..100).map(move |i| b * 100 + i);
+            rows.clone().chain(rows.map(|i| 100_000 + i))
+        }));
+        // The two runs part at their first meeting in a chunk; then each fills its own chunks.
+        let keys = map.keys().count();
+        assert!(
+            map.chunks.len() <= keys.div_ceil(CHUNK) + 3,
+            "{} chunks for {keys} keys",
+            map.chunks.len()
+        );
+    }
+
+    #[test]
+    fn no_insert_pattern_leaves_chunks_of_a_few_keys() {
+        let patterns: Vec<Vec<u32>> = alloc::vec![
+            // Keys counting down just above a full chunk, the finger moved away in between.
+            (0..64)
+                .chain((0..900).flat_map(|j| [1_000 - j, 5_000 + j]))
+                .collect(),
+            // The same after a longer run.
+            (0..256)
+                .chain((0..2_000).flat_map(|j| [10_000 - j, 50_000 + j]))
+                .collect(),
+            // Keys counting down into the gap after a full chunk, each after a write of a key in
+            // that chunk (which puts the finger back on it).
+            (0..640)
+                .map(|i| i * 1_000)
+                .chain((0..900).flat_map(|j| [50_000, 63_999 - j]))
+                .collect(),
+            (0..2_000).rev().collect(),
+            shuffled(5_000, 9),
+        ];
+        for (n, order) in patterns.into_iter().enumerate() {
+            let (map, model) = both(order);
+            agree(&map, &model);
+            assert!(
+                half_full(&map),
+                "pattern {n}: {} chunks for {} keys",
+                map.chunks.len(),
+                model.len()
+            );
+        }
     }
 
     fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
         b.as_ref().map(Vec::as_slice)
     }
 
+    /// The model's keys within `(lo, hi)`.
+    fn expected_range<'a>(
+        model: &'a BTreeMap<Vec<u8>, u32>,
+        lo: &Bound<Vec<u8>>,
+        hi: &Bound<Vec<u8>>,
+    ) -> Vec<(&'a [u8], &'a u32)> {
+        model
+            .iter()
+            .filter(|(k, _)| {
+                let k = k.as_slice();
+                let above = match as_ref(lo) {
+                    Bound::Included(b) => k >= b,
+                    Bound::Excluded(b) => k > b,
+                    Bound::Unbounded => true,
+                };
+                let below = match as_ref(hi) {
+                    Bound::Included(b) => k <= b,
+                    Bound::Excluded(b) => k < b,
+                    Bound::Unbounded => true,
+                };
+                above && below
+            })
+            .map(|(k, v)| (k.as_slice(), v))
+            .collect()
+    }
+
     #[test]
     fn ranges_answer_as_a_btree_maps_for_every_bound() {
         let (map, model) = both(shuffled(300, 11).into_iter().map(|i| i * 2));
-        let probes: Vec<Vec<u8>> = [0u32, 1, 2, 127, 128, 129, 300, 598, 599, 700]
-            .iter()
-            .map(|&i| key(i))
-            .collect();
-        let bounds = |k: &[u8]| [Bound::Included(k.to_vec()), Bound::Excluded(k.to_vec())];
-        let mut all: Vec<Bound<Vec<u8>>> = alloc::vec![Bound::Unbounded];
-        for p in &probes {
-            all.extend(bounds(p));
+        // Every chunk's first and last key and the absent keys beside them, and keys beyond both
+        // ends.
+        let mut probes: Vec<u32> = alloc::vec![0, 1, 598, 599, 700];
+        for c in &map.chunks {
+            for (k, v) in [c.first(), c.last()].into_iter().flatten() {
+                assert_eq!(model.get(k), Some(v));
+                probes.extend([v.saturating_sub(1), *v, v + 1]);
+            }
         }
+        let mut all: Vec<Bound<Vec<u8>>> = alloc::vec![Bound::Unbounded];
+        for p in probes {
+            all.extend([Bound::Included(key(p)), Bound::Excluded(key(p))]);
+        }
+        let mut below = numbers(5);
         for lo in &all {
             for hi in &all {
+                let expected = expected_range(&model, lo, hi);
                 let got: Vec<_> = map.range(as_ref(lo), as_ref(hi)).collect();
-                let back: Vec<_> = map.range(as_ref(lo), as_ref(hi)).rev().collect();
-                let expected: Vec<_> = model
-                    .iter()
-                    .filter(|(k, _)| {
-                        let k = k.as_slice();
-                        let above = match as_ref(lo) {
-                            Bound::Included(b) => k >= b,
-                            Bound::Excluded(b) => k > b,
-                            Bound::Unbounded => true,
-                        };
-                        let below = match as_ref(hi) {
-                            Bound::Included(b) => k <= b,
-                            Bound::Excluded(b) => k < b,
-                            Bound::Unbounded => true,
-                        };
-                        above && below
-                    })
-                    .map(|(k, v)| (k.as_slice(), v))
-                    .collect();
                 assert_eq!(got, expected, "{lo:?}..{hi:?}");
+                let back: Vec<_> = map.range(as_ref(lo), as_ref(hi)).rev().collect();
                 assert!(
                     back.iter().rev().eq(expected.iter()),
                     "{lo:?}..{hi:?} reversed"
                 );
-                // Taken from both ends in turn, every entry once.
-                let mut both_ends = map.range(as_ref(lo), as_ref(hi));
+                // Taken from both ends in a seeded random order, every entry once.
+                let mut range = map.range(as_ref(lo), as_ref(hi));
                 let (mut front, mut rear) = (Vec::new(), Vec::new());
-                while let Some(e) = both_ends.next() {
-                    front.push(e);
-                    match both_ends.next_back() {
-                        Some(e) => rear.push(e),
-                        None => break,
+                loop {
+                    let next = if below(2) == 0 {
+                        range.next().map(|e| front.push(e))
+                    } else {
+                        range.next_back().map(|e| rear.push(e))
+                    };
+                    if next.is_none() {
+                        break;
                     }
                 }
                 front.extend(rear.into_iter().rev());

@@ -276,6 +276,26 @@ test("batch is atomic: a failed condition writes nothing", async () => {
   assert.equal(await db.get("a"), 1);
 });
 
+test("a batch put's options are its own fields beside type, key and value; its value is read once", async () => {
+  const { db } = await fresh({ defaultTtlMs: 5_000 });
+  let reads = 0;
+  const counted = { type: "put", key: "counted", ttlMs: 1_000, get value() { reads++; return "v"; } };
+  // An enumerable field the op only inherits is not an option: the put takes the default TTL.
+  const inherited = Object.assign(Object.create({ ttlMs: 7 }), { type: "put", key: "inherited", value: 2 });
+  await db.batch([
+    { type: "put", key: "plain", value: 1 },
+    counted,
+    inherited,
+    { type: "put", key: "forever", value: 3, noExpiry: true },
+  ]);
+  assert.equal(reads, 1);
+  assert.equal(await db.get("counted"), "v");
+  assert.deepEqual(
+    await Promise.all(["plain", "counted", "inherited", "forever"].map((k) => db.ttl(k))),
+    [5_000, 1_000, 5_000, -1],
+  );
+});
+
 test("a batch keeps every key and value as given: non-ASCII, bytes, JSON, deletes, large values", async () => {
   const { db } = await fresh();
   await db.put("gone", "soon");
