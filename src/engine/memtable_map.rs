@@ -1,5 +1,6 @@
-//! The memtable's ordered map: byte-string keys to values, in sorted chunks of at most
-//! [`CHUNK`] entries, with a finger on the chunk the last insert went to.
+//! The engine's ordered map of byte-string keys (the memtable's, and a write's read and planned
+//! rows): in sorted chunks of at most [`CHUNK`] entries, with a finger on the chunk the last
+//! insert went to.
 //!
 //! Writes come in ascending runs: a write's rows are sorted before they are applied, its
 //! expiry-index rows follow in an ascending run of their own, and ingests are often in key order.
@@ -56,6 +57,22 @@ impl<V> ChunkedMap<V> {
         self.chunks.is_empty()
     }
 
+    /// Number of keys (counted: a chunk at a time).
+    pub(crate) fn len(&self) -> usize {
+        self.chunks.iter().map(Vec::len).sum()
+    }
+
+    /// Put `value` under `key`, in place of any value it had.
+    pub(crate) fn insert(&mut self, key: Vec<u8>, value: V) {
+        let p = self.place_for_insert(&key);
+        if self.holds_at(p, &key) {
+            let p = self.touched(p);
+            self.chunks[p.chunk][p.at].1 = value;
+        } else {
+            self.add(p, key, value);
+        }
+    }
+
     /// The value of `key`.
     pub(crate) fn get(&self, key: &[u8]) -> Option<&V> {
         let p = self.place(key, false);
@@ -70,20 +87,36 @@ impl<V> ChunkedMap<V> {
         make: impl FnOnce() -> V,
     ) -> (&mut V, bool) {
         let p = self.place_for_insert(&key);
-        let found = self.entry(p).is_some_and(|(k, _)| *k == key);
+        let found = self.holds_at(p, &key);
         let p = if found {
-            self.run_at = usize::MAX;
-            p
+            self.touched(p)
         } else {
-            let value = make();
-            // `make_room` answers a place within a chunk that exists.
-            let p = self.make_room(p);
-            self.chunks[p.chunk].insert(p.at, (key, value));
-            self.run_at = p.at + 1;
-            p
+            self.add(p, key, make())
         };
-        self.finger = p.chunk;
         (&mut self.chunks[p.chunk][p.at].1, !found)
+    }
+
+    /// Whether the entry at place `p` is `key`'s.
+    fn holds_at(&self, p: Place, key: &[u8]) -> bool {
+        self.entry(p).is_some_and(|(k, _)| k == key)
+    }
+
+    /// Note that the entry at place `p` was found, not added; `p`.
+    fn touched(&mut self, p: Place) -> Place {
+        self.finger = p.chunk;
+        self.run_at = usize::MAX;
+        p
+    }
+
+    /// Add `key` with `value` at place `p` (where [`Self::place_for_insert`] put it); the place
+    /// it went to.
+    fn add(&mut self, p: Place, key: Vec<u8>, value: V) -> Place {
+        // `make_room` answers a place within a chunk that exists.
+        let p = self.make_room(p);
+        self.chunks[p.chunk].insert(p.at, (key, value));
+        self.finger = p.chunk;
+        self.run_at = p.at + 1;
+        p
     }
 
     /// Where an insert of `key` goes: its place in the finger's chunk if `key` falls within its
@@ -175,6 +208,11 @@ impl<V> ChunkedMap<V> {
         self.chunks.iter().flatten().map(|(k, _)| k.as_slice())
     }
 
+    /// Every value, in the order of the keys.
+    pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
+        self.chunks.iter().flatten().map(|(_, v)| v)
+    }
+
     /// The keys within `(lower, upper)` with their values, in order (reversible). Bounds that
     /// cross yield nothing.
     pub(crate) fn range(&self, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Range<'_, V> {
@@ -232,6 +270,16 @@ fn below(k: &[u8], key: &[u8], past: bool) -> bool {
 /// The index in chunk `c` of its first key above `key` (`past`), or at or above it.
 fn index_in<V>(c: &[Entry<V>], key: &[u8], past: bool) -> usize {
     c.partition_point(|(k, _)| below(k, key, past))
+}
+
+impl<V> IntoIterator for ChunkedMap<V> {
+    type Item = (Vec<u8>, V);
+    type IntoIter = core::iter::Flatten<alloc::vec::IntoIter<Vec<Entry<V>>>>;
+
+    /// Every entry, in key order.
+    fn into_iter(self) -> Self::IntoIter {
+        self.chunks.into_iter().flatten()
+    }
 }
 
 /// The entries between two places of a [`ChunkedMap`], from either end.
@@ -494,6 +542,21 @@ mod tests {
                 assert_eq!(front, expected, "{lo:?}..{hi:?} from both ends");
             }
         }
+    }
+
+    #[test]
+    fn insert_replaces_a_value_and_the_map_yields_its_entries_in_order() {
+        let mut map = ChunkedMap::default();
+        let mut model = BTreeMap::new();
+        for i in shuffled(500, 13).into_iter().chain(shuffled(500, 17)) {
+            let value = i + 1_000 * u32::from(model.contains_key(&key(i)));
+            map.insert(key(i), value);
+            model.insert(key(i), value);
+        }
+        agree(&map, &model);
+        assert_eq!(map.len(), 500);
+        assert!(map.values().eq(model.values()));
+        assert!(map.into_iter().eq(model));
     }
 
     #[test]

@@ -165,7 +165,7 @@ impl Inner {
         let mut ops = Vec::new();
         let mut rewrite_events = Vec::new();
         let mut drops = Vec::new();
-        let mut read = CurrentRows::new();
+        let mut read = CurrentRows::default();
         for (expire_at, data_key, index_key, owed) in &slice.entries {
             let mut seen = None;
             let verdict = match owed {

@@ -116,10 +116,10 @@ impl Inner {
             }
             // Read what the ops depend on, at a fixed sequence number.
             let snapshot = self.read_snapshot()?;
-            let mut current = CurrentRows::new();
+            let mut current = CurrentRows::default();
             if ops.iter().any(|op| op.needs_current(owing)) {
                 for op in ops.iter().filter(|op| op.needs_current(owing)) {
-                    if !current.contains_key(op.key()) {
+                    if current.get(op.key()).is_none() {
                         let found = self.lookup(op.key(), snapshot.seq).await?;
                         current.insert(op.key().to_vec(), found.into_iter().collect());
                     }

@@ -3,12 +3,12 @@
 //! await; `write/mod.rs` calls [`plan`] inside the write's synchronous step, and the purge hands
 //! its own reads in as [`CurrentRows`] with a default [`Planner`].
 
-use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 use super::ops::{CallRecord, ExpireTarget, Outcome, WriteOp};
 use crate::engine::keys::{call_record_key, expiry_index_key, owed_entry_value};
 use crate::engine::memtable::{is_live, MemVersion};
+use crate::engine::memtable_map::ChunkedMap;
 use crate::engine::namespace::TtlPolicy;
 use crate::engine::options::PutCondition;
 use crate::error::Result;
@@ -16,7 +16,7 @@ use crate::error::Result;
 /// The rows a write read, by internal key: the key's row, or an empty list if it has none. (A
 /// list of at most one, not an `Option`: this map then has the memtable's map type, and the wasm
 /// module carries the code of one map where it would carry two.)
-pub(crate) type CurrentRows = BTreeMap<Vec<u8>, Vec<MemVersion>>;
+pub(crate) type CurrentRows = ChunkedMap<Vec<MemVersion>>;
 
 /// The point a write read its rows at, to detect anything that happened since.
 pub(crate) struct ReadSnapshot {
@@ -122,7 +122,7 @@ impl Planned {
             }
             // One insert at a time: collecting into the map would bring a sort and the map's
             // bulk builder into the wasm module (3.7 KB gzipped).
-            let mut map = CurrentRows::new();
+            let mut map = CurrentRows::default();
             for (k, r) in core::mem::take(list) {
                 map.insert(k, alloc::vec![r]);
             }
@@ -353,6 +353,7 @@ pub(crate) struct Planner<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::collections::BTreeMap;
     use proptest::prelude::*;
 
     fn row(seq: u64) -> MemVersion {
