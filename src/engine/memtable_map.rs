@@ -101,10 +101,14 @@ impl<V> ChunkedMap<V> {
         self.entry(p).is_some_and(|(k, _)| k == key)
     }
 
-    /// Note that the entry at place `p` was found, not added; `p`.
+    /// Note that the entry at place `p` was found, not added; `p`. A run goes on past the key
+    /// it added last, found again.
     fn touched(&mut self, p: Place) -> Place {
+        let last_added = p.chunk == self.finger && p.at + 1 == self.run_at;
+        if !last_added {
+            self.run_at = usize::MAX;
+        }
         self.finger = p.chunk;
-        self.run_at = usize::MAX;
         p
     }
 
@@ -169,7 +173,8 @@ impl<V> ChunkedMap<V> {
         let last = p.chunk + 1 == self.chunks.len();
         let run = p.chunk == self.finger && p.at == self.run_at || last && p.at == CHUNK;
         let Some(c) = self.chunks.get_mut(p.chunk) else {
-            self.chunks.push(Vec::with_capacity(CHUNK));
+            // The first chunk grows as it needs: a write's read rows are often one key.
+            self.chunks.push(Vec::new());
             return Place {
                 chunk: self.chunks.len() - 1,
                 at: 0,
@@ -546,17 +551,45 @@ mod tests {
 
     #[test]
     fn insert_replaces_a_value_and_the_map_yields_its_entries_in_order() {
-        let mut map = ChunkedMap::default();
-        let mut model = BTreeMap::new();
-        for i in shuffled(500, 13).into_iter().chain(shuffled(500, 17)) {
-            let value = i + 1_000 * u32::from(model.contains_key(&key(i)));
-            map.insert(key(i), value);
-            model.insert(key(i), value);
+        let empty = ChunkedMap::<u32>::default();
+        assert_eq!(empty.len(), 0);
+        assert!(empty.into_iter().next().is_none());
+        let orders: Vec<Vec<u32>> = alloc::vec![
+            shuffled(500, 13)
+                .into_iter()
+                .chain(shuffled(500, 17))
+                .collect(),
+            // New keys, with an earlier key written again every third step.
+            shuffled(2_000, 19)
+                .into_iter()
+                .enumerate()
+                .flat_map(|(n, i)| [i, i / 3].into_iter().take(1 + usize::from(n % 3 == 2)))
+                .collect(),
+            // An ascending run writing each key twice.
+            (0..10 * CHUNK as u32).flat_map(|i| [i, i]).collect(),
+        ];
+        for order in orders {
+            let mut map = ChunkedMap::default();
+            let mut model = BTreeMap::new();
+            for (n, i) in order.into_iter().enumerate() {
+                map.insert(key(i), n as u32);
+                model.insert(key(i), n as u32);
+                assert_eq!(map.get(&key(i)), Some(&(n as u32)));
+            }
+            agree(&map, &model);
+            assert!(half_full(&map));
+            assert_eq!(map.len(), model.len());
+            assert!(map.values().eq(model.values()));
+            assert!(map.into_iter().eq(model));
         }
-        agree(&map, &model);
-        assert_eq!(map.len(), 500);
-        assert!(map.values().eq(model.values()));
-        assert!(map.into_iter().eq(model));
+        // A run writing each key twice fills its chunks as a plain run does, below a key
+        // already there (so its chunks are not the last).
+        let mut map = ChunkedMap::default();
+        map.insert(key(9_999_999), 0);
+        for i in (0..10 * CHUNK as u32).flat_map(|i| [i, i]) {
+            map.insert(key(i), i);
+        }
+        assert!(map.chunks.len() <= 11, "{} chunks", map.chunks.len());
     }
 
     #[test]
