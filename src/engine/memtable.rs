@@ -1,10 +1,11 @@
 //! The memtable: the newest writes, in memory, multi-versioned by sequence number.
 //!
 //! Each key maps to its versions, oldest first, in a [`ChunkedMap`] (sorted chunks, and a finger
-//! that makes an insert extending an ascending run a few comparisons). Reads pick the newest version at or below their
-//! sequence number; a failed WAL commit removes the versions it covered ([`Memtable::rollback_after`]);
-//! overwrites prune versions no reader can see any more. A memtable is frozen (shared behind `Rc`)
-//! when it is flushed, so readers that hold it keep a consistent view.
+//! that makes an insert extending an ascending run a few comparisons). Reads pick the newest
+//! version at or below their sequence number; a failed WAL commit removes the versions it covered
+//! ([`Memtable::rollback_after`]); overwrites prune versions no reader can see any more. A
+//! memtable is frozen (shared behind `Rc`) when it is flushed, so readers that hold it keep a
+//! consistent view.
 //!
 //! A point read asks the memtable's [`MemtableFilter`] first: most reads are of keys it does not
 //! hold, and "no" spares them the map's search (two binary searches, about fifteen whole-key
