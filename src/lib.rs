@@ -26,7 +26,7 @@ pub use clock::SystemClock;
 pub use clock::{Clock, FakeClock, MonotonicClock};
 pub use engine::{
     BatchOp, CallRecord, Db, DbOptions, Durability, Entry, ExpireCondition, ExpireHook,
-    ExpiredEntry, GetExOptions, LevelStats, Maintenance, NamespaceOptions, PurgeReport,
+    ExpiredEntry, GetExOptions, LevelStats, Lookup, Maintenance, NamespaceOptions, PurgeReport,
     PutCondition, PutOptions, ReclaimListener, Replacement, ScanOptions, Snapshot, SstStats, Stats,
     Ttl, WriteBatch, MAX_ROW_CACHE_BYTES, MAX_SEED_LEAD_MS, MAX_TTL_MS,
 };

@@ -12,7 +12,7 @@ use std::rc::Rc;
 
 use ttlkv::clock::MAX_PLAUSIBLE_MS;
 use ttlkv::store::MemoryStore;
-use ttlkv::{Clock, Db, DbOptions, ErrorKind, FakeClock, PutOptions};
+use ttlkv::{Clock, Db, DbOptions, ErrorKind, FakeClock, Lookup, PutOptions};
 
 /// A clock that reads `base`, except for readings queued in `glitches`, each used once.
 #[derive(Clone)]
@@ -166,4 +166,39 @@ fn times_left_only_in_the_wal_are_held_to_the_same_rule_as_the_stored_time() {
         Some(&b"v"[..]),
         "nothing acknowledged is lost"
     );
+}
+
+#[test]
+fn a_get_answered_at_once_from_the_row_cache_reads_the_clock_as_get_does() {
+    let clock = Glitchy::new();
+    let db = run(Db::open(
+        MemoryStore::new(),
+        clock.clone(),
+        DbOptions::default(),
+    ))
+    .unwrap();
+    run(db.put_with_options(b"k", b"v", PutOptions::expire_after(1_000))).unwrap();
+    // Read twice: the row cache keeps a key missed twice lately.
+    for _ in 0..2 {
+        assert_eq!(run(db.get(b"k")).unwrap().as_deref(), Some(&b"v"[..]));
+    }
+    let in_place = || -> ttlkv::Result<Option<Option<Vec<u8>>>> {
+        Ok(match db.get_with(b"k", |v| v.map(<[u8]>::to_vec))? {
+            Lookup::Now(value) => Some(value),
+            Lookup::Later(_) => None,
+        })
+    };
+    if !cfg!(feature = "row-cache") {
+        // Built without the row cache (as the browser's engine is): never an answer at once.
+        assert_eq!(in_place().unwrap(), None);
+        return;
+    }
+    clock.misread_once(i64::MIN);
+    let e = in_place().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    // The next reading is good; an hour later the key is gone, in place as by `get`.
+    assert_eq!(in_place().unwrap(), Some(Some(b"v".to_vec())));
+    clock.base.advance(3_600_000);
+    assert_eq!(in_place().unwrap(), Some(None));
+    assert_eq!(run(db.get(b"k")).unwrap(), None);
 }

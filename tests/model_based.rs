@@ -23,8 +23,8 @@ use proptest::prelude::*;
 use ttlkv::store::MemoryStore;
 use ttlkv::{
     Clock, Db, DbOptions, Durability, ErrorKind, ExpireCondition, ExpireHook, ExpiredEntry,
-    FakeClock, GetExOptions, NamespaceOptions, PurgeReport, PutCondition, PutOptions, Replacement,
-    ScanOptions, Snapshot, Ttl, WriteBatch,
+    FakeClock, GetExOptions, Lookup, NamespaceOptions, PurgeReport, PutCondition, PutOptions,
+    Replacement, ScanOptions, Snapshot, Ttl, WriteBatch,
 };
 
 /// Namespace of an operation: 0 = the default one, 1 = `"ns1"`.
@@ -540,6 +540,17 @@ impl Harness {
             ttl,
             want,
             "ttl({:?}) in namespace {ns}",
+            String::from_utf8_lossy(k)
+        );
+        // `get_with`, answered at once from the row cache or by its search, agrees.
+        let value = match db.get_with(k, |v| v.map(<[u8]>::to_vec)).unwrap() {
+            Lookup::Now(value) => value,
+            Lookup::Later(search) => search.await.unwrap(),
+        };
+        assert_eq!(
+            value.as_ref(),
+            expected.map(|(v, _)| v),
+            "get_with({:?}) in namespace {ns} at {now}",
             String::from_utf8_lossy(k)
         );
     }

@@ -12,7 +12,9 @@ mod common;
 use common::{fresh, run, T0};
 use futures::future::join;
 use ttlkv::store::{FaultPlan, FaultyStore, MemoryStore};
-use ttlkv::{Db, DbOptions, Durability, ErrorKind, FakeClock, PutOptions, MAX_ROW_CACHE_BYTES};
+use ttlkv::{
+    Db, DbOptions, Durability, ErrorKind, FakeClock, Lookup, PutOptions, MAX_ROW_CACHE_BYTES,
+};
 
 fn options(row_cache_bytes: usize) -> DbOptions {
     DbOptions {
@@ -225,4 +227,89 @@ fn a_row_cache_larger_than_its_limit_is_refused_at_open() {
         ..DbOptions::default()
     };
     run(Db::open(MemoryStore::new(), FakeClock::new(T0), largest)).unwrap();
+}
+
+/// `get_with` as a test reads it: `Some` of the value it lends (copied) where it answers at
+/// once, else `None` after running its search, which must answer as `get` does.
+async fn in_place(db: &Db, key: &[u8]) -> Option<Option<Vec<u8>>> {
+    match db.get_with(key, |v| v.map(<[u8]>::to_vec)).unwrap() {
+        Lookup::Now(value) => Some(value),
+        Lookup::Later(search) => {
+            let found = search.await.unwrap();
+            assert_eq!(found, db.get(key).await.unwrap());
+            None
+        }
+    }
+}
+
+#[test]
+fn a_get_answered_at_once_from_the_row_cache_or_searched_is_the_get_it_stands_for() {
+    let answered = get_with_walk(1 << 20);
+    if cfg!(feature = "row-cache") {
+        // Most answers came from the cache: the walk reads its few keys again and again.
+        assert!(answered > 3_000 * 12 / 2, "{answered}");
+    } else {
+        assert_eq!(answered, 0);
+    }
+    // Without the cache every answer is a search.
+    assert_eq!(get_with_walk(0), 0);
+}
+
+/// A seeded walk over a few keys: puts with and without a TTL, deletes, flushes, compactions,
+/// the clock moving on; after each step every key's answer from `get_with`, at once or by its
+/// search, is `get`'s, and only an answer at once counts as a hit. How many answered at once.
+fn get_with_walk(row_cache_bytes: usize) -> usize {
+    let (db, _, clock) = fresh(options(row_cache_bytes));
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let keys: Vec<Vec<u8>> = (0..12).map(|i| format!("key-{i}").into_bytes()).collect();
+    let mut answered = 0;
+    run(async {
+        for step in 0..3_000 {
+            let key = &keys[next(12) as usize];
+            match next(20) {
+                0..=5 => db.put(key, format!("v{step}").as_bytes()).await.unwrap(),
+                6..=8 => {
+                    let ttl = 1 + next(50);
+                    let put = db.put_with_options(key, b"short", PutOptions::expire_after(ttl));
+                    assert!(put.await.unwrap());
+                }
+                9 => drop(db.delete(key).await.unwrap()),
+                10 => db.flush().await.unwrap(),
+                11 => db.compact().await.unwrap(),
+                12..=13 => clock.advance(next(20) as i64),
+                _ => drop(db.get(key).await.unwrap()),
+            };
+            for key in &keys {
+                let before = db.stats();
+                let lent = in_place(&db, key).await;
+                let after = db.stats();
+                // An answer at once counts a hit, and nothing else. A search counts the miss it
+                // began with; the `get` after it one more, a hit or a miss.
+                let hits = after.row_cache_hits - before.row_cache_hits;
+                let misses = after.row_cache_misses - before.row_cache_misses;
+                if !cfg!(feature = "row-cache") {
+                    assert_eq!((hits, misses), (0, 0), "step {step}");
+                } else if lent.is_some() {
+                    assert_eq!((hits, misses), (1, 0), "step {step}");
+                } else {
+                    assert!(
+                        misses >= 1 && hits + misses == 2,
+                        "step {step}: {hits}, {misses}"
+                    );
+                }
+                let read = db.get(key).await.unwrap();
+                if let Some(value) = lent {
+                    answered += 1;
+                    assert_eq!(value, read, "step {step}");
+                }
+            }
+        }
+    });
+    answered
 }

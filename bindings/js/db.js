@@ -28,14 +28,23 @@ export class Db {
   }
 
   /**
+   * This context's engine, where a call in this keyspace reaches it before `#call` returns (see
+   * `LocalEndpoint.runsAtOnce`: the default keyspace, the database open); else `undefined`.
+   */
+  #atOnce() {
+    const shared = this.#shared;
+    const endpoint = shared.endpoint;
+    return this.#ns === null && !shared.closed && endpoint?.runsAtOnce === true ? endpoint : undefined;
+  }
+
+  /**
    * Whether a call with `key` may hand over what it encodes in the scratch space in place: where
-   * the call reaches this context's engine before `#call` returns (see
-   * `LocalEndpoint.runsAtOnce`), with a string key (a key of the app's own Uint8Array could run
-   * its code, a getter, while the engine's glue copies the arguments): nothing can encode into
-   * the scratch space in between.
+   * the call reaches this context's engine before `#call` returns (`#atOnce`), with a string key
+   * (a key of the app's own Uint8Array could run its code, a getter, while the engine's glue
+   * copies the arguments): nothing can encode into the scratch space in between.
    */
   #inPlace(key) {
-    return typeof key === "string" && this.#ns === null && this.#shared.endpoint?.runsAtOnce === true;
+    return typeof key === "string" && this.#atOnce() !== undefined;
   }
 
   put(key, value, opts) {
@@ -53,10 +62,15 @@ export class Db {
   /**
    * The hottest call, so it guards itself (see `guardMethods`): an answer the engine has at once
    * is settled here, with no async function's extra turn and no second Promise from the guard.
+   * In the default keyspace on this context's engine it skips the endpoint's dispatch
+   * (`LocalEndpoint.get`), its key handed over in place (`#inPlace`).
    */
   get(key) {
     try {
-      const raw = this.#call("get", [(this.#inPlace(key) ? encodeKeyInPlace : encodeKey)(key)]);
+      const local = this.#atOnce();
+      const raw = local === undefined
+        ? this.#call("get", [encodeKey(key)])
+        : local.get((typeof key === "string" ? encodeKeyInPlace : encodeKey)(key));
       if (raw instanceof Promise) return guardedPromise(raw.then(valueOf));
       return Promise.resolve(valueOf(raw));
     } catch (e) {

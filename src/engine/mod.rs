@@ -55,7 +55,7 @@ mod work_slices;
 mod write;
 
 pub use batch::{BatchOp, WriteBatch};
-pub use db::Db;
+pub use db::{Db, Lookup};
 pub use maintenance::Maintenance;
 pub use namespace::MAX_TTL_MS;
 pub use options::{

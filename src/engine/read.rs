@@ -11,9 +11,10 @@
 //! Owns the `Inner` methods [`load_page`](Inner::load_page), [`lookup`](Inner::lookup),
 //! [`lookup_newest`](Inner::lookup_newest) and the private `lookup_hashed`, `lookup_in_version`
 //! and `lookup_in_sst`; of the state, it fills and reads `State::cache` (the page cache) and
-//! `State::rows` (the row cache).
+//! `State::rows` (the row cache), which [`with_cached_newest`](Inner::with_cached_newest) lends
+//! from.
 
-use super::memtable::MemVersion;
+use super::memtable::{is_live, MemVersion};
 use super::memtable_filter::MemtableFilter;
 use super::page_cache::CacheFill;
 use super::state::Inner;
@@ -84,19 +85,26 @@ impl Inner {
     }
 
     /// The newest version of internal key `key` there is (at the newest sequence number handed
-    /// out): from the row cache if it holds the key, else as [`lookup`](Self::lookup) finds it,
-    /// and then kept in the row cache if no write began meanwhile. (A rollback meanwhile cannot
-    /// have removed what was found: a version in the memtables is found without waiting, and
-    /// one in the levels is durable.)
+    /// out): from the row cache if it holds the key, else as [`search_newest`](Self::search_newest)
+    /// finds it.
     pub(crate) async fn lookup_newest(&self, key: &[u8]) -> Result<Option<MemVersion>> {
         let hash = MemtableFilter::hash(key);
-        let read_seq = {
+        {
             let st = self.state.borrow();
             if let Some(v) = st.rows.get(key, hash, st.last_seq) {
                 return Ok(Some(v));
             }
-            st.last_seq
-        };
+        }
+        self.search_newest(key, hash).await
+    }
+
+    /// The newest version of internal key `key` there is, the row cache passed over (it missed:
+    /// `hash` is the key's [`MemtableFilter::hash`]), as [`lookup`](Self::lookup) finds it at
+    /// the newest sequence number handed out; then kept in the row cache if no write began
+    /// meanwhile. (A rollback meanwhile cannot have removed what was found: a version in the
+    /// memtables is found without waiting, and one in the levels is durable.)
+    pub(crate) async fn search_newest(&self, key: &[u8], hash: u64) -> Result<Option<MemVersion>> {
+        let read_seq = self.state.borrow().last_seq;
         let found = self.lookup_hashed(key, hash, read_seq).await?;
         if let Some(v) = &found {
             let mut st = self.state.borrow_mut();
@@ -105,6 +113,38 @@ impl Inner {
             }
         }
         Ok(found)
+    }
+
+    /// Where the row cache holds the newest version of internal key `key` there is (what
+    /// [`lookup_newest`](Self::lookup_newest) would answer at once): `f` of its value if that
+    /// is live at the time `now` reads (`None`: a tombstone, or expired), lent rather than
+    /// copied, once `check` passed. Else, a miss counted and nothing else read, the key's
+    /// [`MemtableFilter::hash`] for [`search_newest`](Self::search_newest). `check` and `now`
+    /// run with the state not borrowed (a clock may run the app's code); `f` runs with it
+    /// borrowed, so it must not call into the engine.
+    pub(crate) fn with_cached_newest<R>(
+        &self,
+        key: &[u8],
+        check: impl FnOnce() -> Result<()>,
+        now: impl FnOnce() -> Result<i64>,
+        f: impl FnOnce(Option<&[u8]>) -> R,
+    ) -> Result<Result<R, u64>> {
+        let hash = MemtableFilter::hash(key);
+        {
+            let st = self.state.borrow();
+            if !st.rows.holds(key, hash, st.last_seq) {
+                st.rows.missed();
+                return Ok(Err(hash));
+            }
+        }
+        check()?;
+        let now = now()?;
+        let st = self.state.borrow();
+        Ok(match st.rows.hit(key, hash, st.last_seq) {
+            Some(v) => Ok(f(is_live(v, now).then_some(v.value.as_deref()).flatten())),
+            // Only if `now` ran the app's code, and that changed the state: search instead.
+            None => Err(hash),
+        })
     }
 
     /// [`lookup`](Self::lookup), `hash` the key's [`MemtableFilter::hash`].

@@ -154,17 +154,36 @@ impl RowCache {
     /// The newest version of `key` (`hash` its `MemtableFilter::hash`) if it is held and a read
     /// at `read_seq` sees it.
     pub(crate) fn get(&self, key: &[u8], hash: u64, read_seq: u64) -> Option<MemVersion> {
-        let held = self
-            .position(key, hash)
-            .and_then(|i| self.slots.get(i)?.as_ref())
-            .filter(|slot| slot.version.seq <= read_seq);
-        let Some(slot) = held else {
+        let found = self.hit(key, hash, read_seq).cloned();
+        if found.is_none() {
             self.misses.set(self.misses.get() + 1);
-            return None;
-        };
+        }
+        found
+    }
+
+    /// As [`get`](Self::get), lent instead of copied, and a miss not counted (see
+    /// [`holds`](Self::holds) and [`missed`](Self::missed)).
+    pub(crate) fn hit(&self, key: &[u8], hash: u64, read_seq: u64) -> Option<&MemVersion> {
+        let slot = self.held(key, hash, read_seq)?;
         self.hits.set(self.hits.get() + 1);
         slot.used.set(true);
-        Some(slot.version.clone())
+        Some(&slot.version)
+    }
+
+    /// Whether [`hit`](Self::hit) would answer, counting and marking nothing.
+    pub(crate) fn holds(&self, key: &[u8], hash: u64, read_seq: u64) -> bool {
+        self.held(key, hash, read_seq).is_some()
+    }
+
+    /// Count a miss that [`holds`](Self::holds) found.
+    pub(crate) fn missed(&self) {
+        self.misses.set(self.misses.get() + 1);
+    }
+
+    fn held(&self, key: &[u8], hash: u64, read_seq: u64) -> Option<&Slot> {
+        self.position(key, hash)
+            .and_then(|i| self.slots.get(i)?.as_ref())
+            .filter(|slot| slot.version.seq <= read_seq)
     }
 
     /// Bytes held, and reads answered and not since open (see [`Stats`](super::Stats)).
@@ -299,6 +318,16 @@ impl RowCache {
     pub(crate) fn get(&self, _key: &[u8], _hash: u64, _read_seq: u64) -> Option<MemVersion> {
         None
     }
+
+    pub(crate) fn hit(&self, _key: &[u8], _hash: u64, _read_seq: u64) -> Option<&MemVersion> {
+        None
+    }
+
+    pub(crate) fn holds(&self, _key: &[u8], _hash: u64, _read_seq: u64) -> bool {
+        false
+    }
+
+    pub(crate) fn missed(&self) {}
 
     pub(crate) fn fill(&mut self, _key: &[u8], _hash: u64, _version: &MemVersion) {}
 

@@ -652,6 +652,32 @@ test("gets made back to back without waiting each answer for their own key, in t
   await inEachKeyspaceAndOnAnAdapter(check, "in-place-gets-adapter");
 });
 
+test("a clock that calls the database while a get reads it: the inner calls wait their turn and answer, the get answers", async () => {
+  // The server's engine answers a get of a key read lately from its row cache, the clock read
+  // in the middle of it; the browser's searches its tables. Either way the clock's own calls
+  // must not run inside the engine's, nor be lost.
+  const base = fakeClock();
+  let inner;
+  let reenter = false;
+  const clock = () => {
+    if (reenter) {
+      reenter = false;
+      inner = Promise.all([db.get("k"), db.put("j", "w"), db.get("j")]);
+    }
+    return base();
+  };
+  const db = await open(`clock-calls-${n++}`, { storage: "memory", clock, maintenance: "manual" });
+  await db.put("k", "v", { ttlMs: 1_000 });
+  for (let i = 0; i < 3; i++) assert.equal(await db.get("k"), "v");
+  reenter = true;
+  assert.equal(await db.get("k"), "v");
+  assert.ok(inner instanceof Promise, "the clock was read");
+  assert.deepEqual(await inner, ["v", true, "w"]);
+  base.advance(1_000);
+  assert.equal(await db.get("k"), undefined);
+  await db.close();
+});
+
 test("puts made back to back without waiting each keep their own value, in the default keyspace, a namespace and on an adapter", async () => {
   // Values over 64 bytes, so that each is encoded where the next is (the default keyspace's
   // calls hand it over in place) and any call that read it late would store another's bytes.

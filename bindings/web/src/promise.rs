@@ -3,7 +3,8 @@
 //! is handed back as it is, with no Promise made and no task queued (JS `await`s either alike);
 //! a failure comes back as a rejected Promise. A call that has to wait (IndexedDB, an adapter,
 //! a group commit) goes on to `future_to_promise`, whose Promise is the answer; it polls the
-//! call again whenever it is woken.
+//! call again whenever it is woken. The hottest call, `get`, first tries an answer that needs
+//! no future at all ([`at_once`]).
 //!
 //! A call made while the engine is already running (from JS that the engine itself called: a
 //! clock function, an adapter method) is never polled in place, as the engine may be part-way
@@ -53,6 +54,18 @@ impl Future for Marked {
         let _guard = PollGuard::enter();
         self.0.as_mut().poll(cx)
     }
+}
+
+/// `f`'s answer, run as a poll is, unless the engine is running (see the module docs: nothing
+/// may touch it part-way through a step): then `None`, and the caller makes a [`Call`]. A call
+/// from JS that `f` runs (a clock function's) is queued.
+#[cfg(feature = "row-cache")]
+pub(crate) fn at_once<T>(f: impl FnOnce() -> T) -> Option<T> {
+    if POLLING.with(Cell::get) != 0 {
+        return None;
+    }
+    let _guard = PollGuard::enter();
+    Some(f())
 }
 
 /// The answer of `call` if it finishes without waiting (a failure as a rejected Promise), else

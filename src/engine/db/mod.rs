@@ -10,6 +10,7 @@ mod writes;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::future::Future;
 
 use super::keys::{call_record_key, internal_key, validate_key, DEFAULT_NAMESPACE};
 use super::maintenance::Maintenance;
@@ -38,6 +39,15 @@ pub struct Db {
     ns: u32,
     /// The call id this handle's writes record their outcome under (see [`Db::recording_call`]).
     call: Option<Rc<[u8]>>,
+}
+
+/// What [`Db::get_with`] gives: its answer at once, or the future of it.
+#[derive(Debug)]
+pub enum Lookup<R, S> {
+    /// The answer, found without waiting.
+    Now(R),
+    /// The search that finds it.
+    Later(S),
 }
 
 impl Db {
@@ -135,6 +145,40 @@ impl Db {
     /// The value of `key`, if it is present and not expired.
     pub async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Ok(self.live_version(key).await?.and_then(|v| v.value))
+    }
+
+    /// `get`, its value (`None`: absent or expired) handed to `f`: at once where the row cache
+    /// holds `key` ([`Lookup::Now`], the value lent, not copied; `f` then runs with the
+    /// engine's state borrowed, so it must not call into the engine), else the search of the
+    /// memtables and levels that `get` makes ([`Lookup::Later`]: a future of `f`'s answer, which
+    /// checks the handle again when it runs). For a binding whose every call would otherwise
+    /// pay for a boxed future and a copy of the value.
+    pub fn get_with<R, F>(
+        &self,
+        key: &[u8],
+        f: F,
+    ) -> Result<Lookup<R, impl Future<Output = Result<R>> + 'static>>
+    where
+        F: Fn(Option<&[u8]>) -> R + 'static,
+    {
+        let ikey = self.key(key)?;
+        let check = || self.policy().map(drop);
+        let hash =
+            match self
+                .inner
+                .with_cached_newest(&ikey, check, || self.inner.clock.now(), &f)?
+            {
+                Ok(answer) => return Ok(Lookup::Now(answer)),
+                Err(hash) => hash,
+            };
+        let db = self.clone();
+        Ok(Lookup::Later(async move {
+            db.policy()?;
+            let found = db.inner.search_newest(&ikey, hash).await?;
+            let now = db.inner.clock.now()?;
+            let live = found.filter(|v| is_live(v, now)).and_then(|v| v.value);
+            Ok(f(live.as_deref()))
+        }))
     }
 
     /// The live entry of `key` with its expiry, if any.

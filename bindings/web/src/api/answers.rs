@@ -44,6 +44,11 @@ pub(super) fn value_js(v: &[u8]) -> JsValue {
     bytes(v)
 }
 
+/// `get`'s answer: the value as [`value_js`] gives it, or `undefined` where there is none.
+pub(super) fn value_or_undefined(v: Option<&[u8]>) -> JsValue {
+    v.map_or(JsValue::UNDEFINED, value_js)
+}
+
 /// A time in ms since the epoch, or `null`.
 pub(super) fn time(t: Option<i64>) -> JsValue {
     t.map_or(JsValue::NULL, |t| JsValue::from_f64(t as f64))

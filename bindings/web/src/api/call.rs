@@ -5,6 +5,8 @@
 use wasm_bindgen::JsValue;
 
 use crate::error::to_js_error;
+#[cfg(feature = "row-cache")]
+pub(super) use crate::promise::at_once;
 use crate::promise::settle;
 
 /// A call's result: the error is the `TtlKvError` to throw or reject with.

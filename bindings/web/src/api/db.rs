@@ -7,13 +7,19 @@
 use std::rc::Rc;
 
 use js_sys::{Array, Function, Object, Uint8Array};
+#[cfg(feature = "row-cache")]
+use ttlkv::Lookup;
 use ttlkv::{Db, ExpiredEntry, PurgeReport, PutOptions, Replacement};
 use wasm_bindgen::prelude::*;
 
-use super::answers::{bytes, entry_array, purge_object, set, stats_object, time, value_js};
+use super::answers::{
+    bytes, entry_array, purge_object, set, stats_object, time, value_or_undefined,
+};
 use super::args::{
     condition_of, expire_condition_of, get_ex_of, int, namespace_options, positive, ttl_of,
 };
+#[cfg(feature = "row-cache")]
+use super::call::at_once;
 use super::call::{fail, promise, JsResult};
 use super::packed_batch;
 use super::snapshot::WasmSnapshot;
@@ -59,12 +65,23 @@ impl WasmDb {
         })
     }
 
-    /// `get(key)` → the value as `value_js` gives it, or `undefined`.
+    /// `get(key)` → the value as `value_js` gives it, or `undefined`. Where the row cache holds
+    /// the key (a feature of the server's engine), answered from it in place (`Db::get_with`):
+    /// no future, no copy of the value.
     pub fn get(&self, key: Vec<u8>) -> JsValue {
+        #[cfg(feature = "row-cache")]
+        match at_once(|| self.db.get_with(&key, value_or_undefined)) {
+            Some(Ok(Lookup::Now(value))) => return value,
+            Some(Ok(Lookup::Later(search))) => {
+                return promise(async move { search.await.map_err(fail) })
+            }
+            Some(Err(e)) => return js_sys::Promise::reject(&fail(e)).into(),
+            None => {}
+        }
         let db = self.db.clone();
         promise(async move {
             let v = db.get(&key).await.map_err(fail)?;
-            Ok(v.map_or(JsValue::UNDEFINED, |v| value_js(&v)))
+            Ok(value_or_undefined(v.as_deref()))
         })
     }
 
@@ -138,7 +155,7 @@ impl WasmDb {
         promise(async move {
             let options = get_ex_of(kind, arg)?;
             let v = db.get_ex(&key, options).await.map_err(fail)?;
-            Ok(v.map_or(JsValue::UNDEFINED, |v| value_js(&v)))
+            Ok(value_or_undefined(v.as_deref()))
         })
     }
 
@@ -167,7 +184,7 @@ impl WasmDb {
         promise(async move {
             let record = db.recorded_call(call.as_bytes()).await.map_err(fail)?;
             Ok(record.map_or(JsValue::UNDEFINED, |r| {
-                let value = r.value.as_deref().map_or(JsValue::UNDEFINED, value_js);
+                let value = value_or_undefined(r.value.as_deref());
                 Array::of2(&JsValue::from_bool(r.applied), &value).into()
             }))
         })
