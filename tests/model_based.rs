@@ -373,6 +373,9 @@ struct Setup {
     /// The store shares its pages (read in place, no cache: the npm memory storage) or hands out
     /// copies only (read through the page cache and its checks, as from IndexedDB).
     shares_pages: bool,
+    /// The row cache's budget: the default, or room for a few keys only (eight slots), so that
+    /// keys come and go all the time.
+    row_cache_bytes: usize,
 }
 
 fn setup() -> impl Strategy<Value = Setup> {
@@ -384,9 +387,19 @@ fn setup() -> impl Strategy<Value = Setup> {
         any::<bool>(),
         prop_oneof![1usize..6, Just(1_000)],
         any::<bool>(),
+        prop_oneof![Just(DbOptions::default().row_cache_bytes), Just(2_048)],
     )
         .prop_map(
-            |(default_ttl, relaxed, ns_default, ns_max, hook, purge_slice_keys, shares_pages)| {
+            |(
+                default_ttl,
+                relaxed,
+                ns_default,
+                ns_max,
+                hook,
+                purge_slice_keys,
+                shares_pages,
+                row_cache_bytes,
+            )| {
                 Setup {
                     default_ttl,
                     relaxed,
@@ -397,6 +410,7 @@ fn setup() -> impl Strategy<Value = Setup> {
                     hook,
                     purge_slice_keys,
                     shares_pages,
+                    row_cache_bytes,
                 }
             },
         )
@@ -459,6 +473,7 @@ impl Harness {
                 Durability::Durable
             },
             purge_slice_keys: setup.purge_slice_keys,
+            row_cache_bytes: setup.row_cache_bytes,
             ..small()
         };
         let store = MemoryStore::new();

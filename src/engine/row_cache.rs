@@ -15,8 +15,11 @@
 //!
 //! Set-associative, two ways, with a second chance: a fill replaces a way not read since the
 //! last fill passed it, so the keys read most stay while keys read once come and go. Before
-//! that, a doorkeeper (TinyLFU's) admits only keys missed twice lately: reads spread evenly over
-//! many more keys than it holds would otherwise copy every key they read into it for nothing.
+//! that, a doorkeeper (TinyLFU's) admits to a full set only keys missed twice lately: reads
+//! spread evenly over many more keys than it holds would otherwise copy every key they read into
+//! it for nothing. A set with a free way takes any key at its first miss while the budget has
+//! room for it (it displaces nothing): a cache filling up holds the keys read first, the hot ones
+//! among them, one miss sooner.
 //!
 //! With the `row-cache` feature off (the browser's engine, where its code would cost bytes the
 //! package has to spare, and a read that misses it mostly waits on IndexedDB anyway) it holds
@@ -33,6 +36,11 @@ use super::memtable::MemVersion;
 /// value, the sessions and cache entries this store is built for.
 #[cfg(feature = "row-cache")]
 const BYTES_PER_SLOT: usize = 256;
+
+/// The most slots one fill's sweep for room passes (see `RowCache::make_room`): a fill costs a
+/// bounded time, and a budget spent on entries read since the hand passed them keeps them.
+#[cfg(feature = "row-cache")]
+const SWEEP_SLOTS: usize = 64;
 
 /// The doorkeeper's bits a slot. It is cleared once an eighth of them are set: a key missed
 /// twice within about twice as many misses as there are slots is admitted, and a key missed once
@@ -62,6 +70,9 @@ pub(crate) struct RowCache {
     /// buffers.
     #[cfg(feature = "row-cache")]
     bytes: usize,
+    /// Where [`make_room`](Self::make_room)'s sweep goes on from.
+    #[cfg(feature = "row-cache")]
+    hand: usize,
     /// At most this many bytes held.
     #[cfg(feature = "row-cache")]
     budget: usize,
@@ -125,6 +136,7 @@ impl RowCache {
             seen: Vec::new(),
             seen_count: 0,
             bytes: 0,
+            hand: 0,
             budget,
             hits: Cell::new(0),
             misses: Cell::new(0),
@@ -205,10 +217,18 @@ impl RowCache {
             self.seen = alloc::vec![0; words];
             self.bytes = fixed;
         }
-        if !self.admit(hash) {
+        let (a, b) = self.ways(hash);
+        // A set with a free way takes the key at once while the budget has room for it: it
+        // displaces nothing. Else only a key the doorkeeper saw miss before.
+        let free = [a, b]
+            .iter()
+            .any(|&i| matches!(self.slots.get(i), Some(None)));
+        let size = key.len() + version.value.as_ref().map_or(0, Vec::len);
+        let at_once = free && self.bytes + size <= self.budget;
+        // Only then asked: the doorkeeper notes a key it is asked about.
+        if !at_once && !self.admit(hash) {
             return;
         }
-        let (a, b) = self.ways(hash);
         // The key's own way if it has one (two reads of it may have waited on the store at
         // once, and its set changed in between): a key never holds both ways, so a write that
         // hands its version to one leaves no older copy in the other.
@@ -235,10 +255,7 @@ impl RowCache {
             }
             return;
         };
-        let Some(slot) = self.slots.get_mut(i) else {
-            return;
-        };
-        let (key_buf, value_buf) = match slot.take() {
+        let (key_buf, value_buf) = match self.slots.get_mut(i).and_then(Option::take) {
             Some(old) => {
                 self.bytes -= old.charge();
                 (old.key, old.version.value)
@@ -251,9 +268,44 @@ impl RowCache {
             version: version_into(value_buf, version),
             used: Cell::new(false),
         };
+        self.make_room(entry.charge(), i);
         if self.bytes + entry.charge() <= self.budget {
             self.bytes += entry.charge();
-            *slot = Some(entry);
+            if let Some(slot) = self.slots.get_mut(i) {
+                *slot = Some(entry);
+            }
+        }
+    }
+
+    /// Free entries until `size` more bytes fit the budget, if a sweep of at most
+    /// [`SWEEP_SLOTS`] slots from the hand finds them: an entry read since the hand last passed
+    /// it loses that mark and stays, any other goes (CLOCK). Slot `keep` is passed over. Where
+    /// the budget binds before the slots run out (values of a KiB or more), this is what lets
+    /// keys read again take the place of keys read once.
+    fn make_room(&mut self, size: usize, keep: usize) {
+        let Some(mask) = self.slots.len().checked_sub(1) else {
+            return;
+        };
+        for _ in 0..SWEEP_SLOTS {
+            if self.bytes + size <= self.budget {
+                return;
+            }
+            let at = self.hand;
+            self.hand = (at + 1) & mask;
+            if at == keep {
+                continue;
+            }
+            let Some(slot) = self.slots.get_mut(at) else {
+                continue;
+            };
+            match slot {
+                Some(s) if s.used.get() => s.used.set(false),
+                Some(s) => {
+                    self.bytes -= s.charge();
+                    *slot = None;
+                }
+                None => {}
+            }
         }
     }
 
@@ -306,6 +358,7 @@ impl RowCache {
         self.seen = Vec::new();
         self.seen_count = 0;
         self.bytes = 0;
+        self.hand = 0;
     }
 }
 
@@ -355,7 +408,7 @@ mod tests {
         }
     }
 
-    /// A key missed twice, as a key must be to be admitted.
+    /// A key missed twice, as a key must be to be admitted to a full set.
     fn fill(cache: &mut RowCache, key: &[u8], seq: u64) {
         fill_with(cache, key, &version(seq, b"value"));
     }
@@ -400,10 +453,28 @@ mod tests {
         assert!(!holds(&cache, b"k"));
     }
 
+    /// A cache of 64 KiB whose set of `key` is full (of two keys filled once each).
+    fn full_set_of(key: &[u8]) -> RowCache {
+        let mut cache = RowCache::new(1 << 16);
+        for other in same_set(key, cache.slot_count).take(2) {
+            let hash = MemtableFilter::hash(&other);
+            cache.fill(&other, hash, &version(1, b"value"));
+            // Not `holds`: a read would give it a second chance.
+            assert!(
+                cache.holds(&other, hash, u64::MAX),
+                "a free way takes it at once"
+            );
+        }
+        cache
+    }
+
     #[test]
-    fn a_key_missed_once_is_not_admitted_and_a_key_missed_twice_is() {
+    fn a_key_missed_once_is_admitted_to_a_free_way_and_to_a_full_set_only_at_its_second_miss() {
         let mut cache = RowCache::new(1 << 16);
         let hash = MemtableFilter::hash(b"k");
+        cache.fill(b"k", hash, &version(1, b"value"));
+        assert!(holds(&cache, b"k"));
+        let mut cache = full_set_of(b"k");
         cache.fill(b"k", hash, &version(1, b"value"));
         assert!(!holds(&cache, b"k"));
         cache.fill(b"k", hash, &version(1, b"value"));
@@ -412,7 +483,7 @@ mod tests {
 
     #[test]
     fn the_doorkeeper_forgets_the_first_misses_once_an_eighth_of_its_bits_are_set() {
-        let mut cache = RowCache::new(1 << 16);
+        let mut cache = full_set_of(b"k");
         cache.fill(b"k", MemtableFilter::hash(b"k"), &version(1, b"value"));
         let mut others = (0u32..).map(|i| alloc::format!("key-{i}").into_bytes());
         while cache.seen_count != 0 {
@@ -496,6 +567,32 @@ mod tests {
             assert!(!holds(&cache, key));
         }
         assert_eq!(cache.counts().0, slots);
+    }
+
+    #[test]
+    fn where_the_budget_binds_keys_read_again_take_the_place_of_keys_read_once() {
+        // Room for about 40 values of 1 KiB among 256 slots: the budget, not the slots, binds.
+        let budget = 64 * 1024;
+        let mut cache = RowCache::new(budget);
+        let value = alloc::vec![7u8; 1024];
+        let key = |i: u32| alloc::format!("key-{i}").into_bytes();
+        // Keys read once fill the budget; none of them is read again.
+        for i in 0..200 {
+            fill_with(&mut cache, &key(i), &version(1, &value));
+        }
+        let cold = (0..200).filter(|&i| cache.holds(&key(i), MemtableFilter::hash(&key(i)), 9));
+        assert!(cold.count() > 30, "the budget is spent on keys read once");
+        // Hot keys, each read again after its fill, come in and stay: the sweep frees keys
+        // not read since it passed them.
+        for round in 0..4 {
+            for i in 1_000..1_020 {
+                fill_with(&mut cache, &key(i), &version(1, &value));
+                let held = holds(&cache, &key(i));
+                assert!(held || round == 0, "round {round}: key {i} was let go");
+            }
+        }
+        assert!((1_000..1_020).all(|i| holds(&cache, &key(i))));
+        assert!(cache.counts().0 <= budget);
     }
 
     #[test]
