@@ -9,10 +9,11 @@
 //! `has` and `ttl` use) asks the row cache first and fills it (see `RowCache`).
 //!
 //! Owns the `Inner` methods [`load_page`](Inner::load_page), [`lookup`](Inner::lookup),
-//! [`lookup_newest`](Inner::lookup_newest) and the private `lookup_hashed`, `lookup_in_version`
-//! and `lookup_in_sst`; of the state, it fills and reads `State::cache` (the page cache) and
-//! `State::rows` (the row cache), which [`with_cached_newest`](Inner::with_cached_newest) lends
-//! from.
+//! [`lookup_newest`](Inner::lookup_newest) (the row cache, then
+//! [`search_newest`](Inner::search_newest)), [`with_cached_newest`](Inner::with_cached_newest)
+//! (an answer lent from the row cache, or the hash for `search_newest`) and the private
+//! `lookup_hashed`, `lookup_in_version` and `lookup_in_sst`; of the state, it fills and reads
+//! `State::cache` (the page cache) and `State::rows` (the row cache).
 
 use super::memtable::{is_live, MemVersion};
 use super::memtable_filter::MemtableFilter;

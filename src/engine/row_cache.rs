@@ -19,7 +19,9 @@
 //! spread evenly over many more keys than it holds would otherwise copy every key they read into
 //! it for nothing. A set with a free way takes any key at its first miss while the budget has
 //! room for it (it displaces nothing): a cache filling up holds the keys read first, the hot ones
-//! among them, one miss sooner.
+//! among them, one miss sooner. Where the byte budget binds before the slots (values of a KiB), a
+//! fill sweeps a clock hand over a few slots for room, and entries not read since the hand last
+//! passed them go (CLOCK): else the first keys admitted would hold the budget for good.
 //!
 //! With the `row-cache` feature off (the browser's engine, where its code would cost bytes the
 //! package has to spare, and a read that misses it mostly waits on IndexedDB anyway) it holds
