@@ -305,6 +305,10 @@ fn get_with_walk(row_cache_bytes: usize) -> usize {
                     );
                 }
                 let read = db.get(key).await.unwrap();
+                // And as the tables say: a snapshot's read passes the row cache by.
+                let snapshot = db.snapshot().unwrap();
+                assert_eq!(snapshot.get(key).await.unwrap(), read, "step {step}");
+                snapshot.release();
                 if let Some(value) = lent {
                     answered += 1;
                     assert_eq!(value, read, "step {step}");
@@ -313,4 +317,24 @@ fn get_with_walk(row_cache_bytes: usize) -> usize {
         }
     });
     answered
+}
+
+#[test]
+fn a_search_made_before_a_clear_and_run_after_it_reads_the_cleared_keyspace() {
+    let (db, _, _) = flushed(1 << 20);
+    run(async {
+        let ns = db.namespace("sessions", None).await.unwrap();
+        for handle in [&db, &ns] {
+            handle.put(b"cold", b"v").await.unwrap();
+            // Never read: the row cache does not hold it, so the answer is a search.
+            let Lookup::Later(search) =
+                handle.get_with(b"cold", |v| v.map(<[u8]>::to_vec)).unwrap()
+            else {
+                panic!("a key never read is searched");
+            };
+            handle.clear().await.unwrap();
+            assert_eq!(search.await.unwrap(), None);
+            assert_eq!(handle.get(b"cold").await.unwrap(), None);
+        }
+    });
 }

@@ -380,6 +380,13 @@ export interface Stats {
   walBytes: number;
   /** Bytes of decoded pages in the page cache. */
   cacheBytes: number;
+  /**
+   * The row cache of hot keys (the server entries' engine; 0 in browsers, whose engine has
+   * none): bytes held, and the reads it answered and did not since open.
+   */
+  rowCacheBytes: number;
+  rowCacheHits: number;
+  rowCacheMisses: number;
   /** The levels, L0 first. */
   levels: LevelStats[];
   /**

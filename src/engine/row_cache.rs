@@ -219,13 +219,19 @@ impl RowCache {
             self.seen = alloc::vec![0; words];
             self.bytes = fixed;
         }
+        let size = key.len() + version.value.as_ref().map_or(0, Vec::len);
+        // An entry the budget could not hold even empty is passed over before anything is
+        // taken out for it (read again and again, it would drain the cache for nothing).
+        let fixed = self.slots.len() * core::mem::size_of::<Option<Slot>>() + self.seen.len() * 8;
+        if fixed + size > self.budget {
+            return;
+        }
         let (a, b) = self.ways(hash);
         // A set with a free way takes the key at once while the budget has room for it: it
         // displaces nothing. Else only a key the doorkeeper saw miss before.
         let free = [a, b]
             .iter()
             .any(|&i| matches!(self.slots.get(i), Some(None)));
-        let size = key.len() + version.value.as_ref().map_or(0, Vec::len);
         let at_once = free && self.bytes + size <= self.budget;
         // Only then asked: the doorkeeper notes a key it is asked about.
         if !at_once && !self.admit(hash) {
@@ -595,6 +601,31 @@ mod tests {
         }
         assert!((1_000..1_020).all(|i| holds(&cache, &key(i))));
         assert!(cache.counts().0 <= budget);
+    }
+
+    #[test]
+    fn an_entry_larger_than_the_budget_can_hold_takes_nothing_out() {
+        let budget = 64 * 1024;
+        let mut cache = RowCache::new(budget);
+        let key = |i: u32| alloc::format!("key-{i}").into_bytes();
+        for i in 0..30 {
+            fill_with(&mut cache, &key(i), &version(1, b"small"));
+        }
+        let bytes = cache.counts().0;
+        let held = |cache: &RowCache| {
+            (0..30)
+                .filter(|&i| cache.holds(&key(i), MemtableFilter::hash(&key(i)), 9))
+                .collect::<alloc::vec::Vec<_>>()
+        };
+        let before = held(&cache);
+        assert!(before.len() > 20);
+        let huge = alloc::vec![7u8; budget];
+        for _ in 0..20 {
+            fill_with(&mut cache, b"huge", &version(1, &huge));
+        }
+        assert!(!holds(&cache, b"huge"));
+        assert_eq!(cache.counts().0, bytes, "nothing was freed for it");
+        assert_eq!(held(&cache), before);
     }
 
     #[test]

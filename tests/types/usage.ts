@@ -203,10 +203,11 @@ async function main(): Promise<void> {
   const stats: Stats = await db.stats();
   const level: LevelStats | undefined = stats.levels[0];
   const sst: SstStats | undefined = level?.ssts[0];
-  const sizes: number = stats.memtableBytes + stats.walBytes + stats.cacheBytes;
+  const sizes: number = stats.memtableBytes + stats.walBytes + stats.cacheBytes + stats.rowCacheBytes;
+  const rowCacheReads: number = stats.rowCacheHits + stats.rowCacheMisses;
   const p100: number | undefined = sst?.expiryPercentiles?.[4];
   const minAt: number | null | undefined = sst?.minExpireAt;
-  void removed, flushed, compacted, sizes, p100, minAt, sst?.id, sst?.bytes, sst?.rows, sst?.maxExpireAt, level?.level;
+  void removed, flushed, compacted, sizes, rowCacheReads, p100, minAt, sst?.id, sst?.bytes, sst?.rows, sst?.maxExpireAt, level?.level;
 
   const listener: ExpireListener = ({ key, value, expireAt, namespace }) => {
     const ns: string | undefined = namespace;

@@ -12,7 +12,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::future::Future;
 
-use super::keys::{call_record_key, internal_key, validate_key, DEFAULT_NAMESPACE};
+use super::keys::{call_record_key, internal_key, user_key, validate_key, DEFAULT_NAMESPACE};
 use super::maintenance::Maintenance;
 use super::memtable::{is_live, MemVersion};
 use super::namespace::{validate_ttl, TtlPolicy};
@@ -151,7 +151,8 @@ impl Db {
     /// holds `key` ([`Lookup::Now`], the value lent, not copied; `f` then runs with the
     /// engine's state borrowed, so it must not call into the engine), else the search of the
     /// memtables and levels that `get` makes ([`Lookup::Later`]: a future of `f`'s answer, which
-    /// checks the handle again when it runs). For a binding whose every call would otherwise
+    /// checks the handle again and reads the keyspace where it is when it runs, as a `get` made
+    /// then would). For a binding whose every call would otherwise
     /// pay for a boxed future and a copy of the value.
     pub fn get_with<R, F>(
         &self,
@@ -174,7 +175,15 @@ impl Db {
         let db = self.clone();
         Ok(Lookup::Later(async move {
             db.policy()?;
-            let found = db.inner.search_newest(&ikey, hash).await?;
+            let keyspace = db.keyspace();
+            let found = if ikey.starts_with(&keyspace.to_be_bytes()) {
+                db.inner.search_newest(&ikey, hash).await?
+            } else {
+                // A `clear` moved the keyspace between the call and this search: read where
+                // its rows are now, as a `get` made now would.
+                let moved = internal_key(keyspace, user_key(&ikey));
+                db.inner.lookup_newest(&moved).await?
+            };
             let now = db.inner.clock.now()?;
             let live = found.filter(|v| is_live(v, now)).and_then(|v| v.value);
             Ok(f(live.as_deref()))

@@ -105,6 +105,21 @@ pub(super) fn stats_object(s: &Stats) -> JsValue {
     );
     set(&o, "walBytes", &JsValue::from_f64(s.wal_bytes as f64));
     set(&o, "cacheBytes", &JsValue::from_f64(s.cache_bytes as f64));
+    set(
+        &o,
+        "rowCacheBytes",
+        &JsValue::from_f64(s.row_cache_bytes as f64),
+    );
+    set(
+        &o,
+        "rowCacheHits",
+        &JsValue::from_f64(s.row_cache_hits as f64),
+    );
+    set(
+        &o,
+        "rowCacheMisses",
+        &JsValue::from_f64(s.row_cache_misses as f64),
+    );
     let levels: Array = s
         .levels
         .iter()
