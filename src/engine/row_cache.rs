@@ -103,6 +103,12 @@ impl Slot {
     }
 }
 
+/// The bytes a cache of `slots` slots and `words` doorkeeper words holds whatever its entries.
+#[cfg(feature = "row-cache")]
+fn fixed_bytes(slots: usize, words: usize) -> usize {
+    slots * core::mem::size_of::<Option<Slot>>() + words * 8
+}
+
 /// `bytes` in `buf`'s allocation: an entry's old buffers take the new one's bytes, so a warm
 /// cache of entries of like sizes allocates nothing.
 #[cfg(feature = "row-cache")]
@@ -211,7 +217,7 @@ impl RowCache {
     pub(crate) fn fill(&mut self, key: &[u8], hash: u64, version: &MemVersion) {
         if self.slots.is_empty() {
             let words = self.slot_count * DOORKEEPER_BITS_PER_SLOT / 64;
-            let fixed = self.slot_count * core::mem::size_of::<Option<Slot>>() + words * 8;
+            let fixed = fixed_bytes(self.slot_count, words);
             if words == 0 || fixed > self.budget {
                 return;
             }
@@ -222,8 +228,7 @@ impl RowCache {
         let size = key.len() + version.value.as_ref().map_or(0, Vec::len);
         // An entry the budget could not hold even empty is passed over before anything is
         // taken out for it (read again and again, it would drain the cache for nothing).
-        let fixed = self.slots.len() * core::mem::size_of::<Option<Slot>>() + self.seen.len() * 8;
-        if fixed + size > self.budget {
+        if fixed_bytes(self.slots.len(), self.seen.len()) + size > self.budget {
             return;
         }
         let (a, b) = self.ways(hash);

@@ -108,9 +108,8 @@ impl Db {
         self.inner.state.borrow().check_open()?;
         let read_seq = self.inner.state.borrow().last_seq;
         let found = self.inner.lookup(&call_record_key(id), read_seq).await?;
-        let now = self.inner.clock.now()?;
-        Ok(found
-            .filter(|v| is_live(v, now))
+        Ok(self
+            .live_now(found)?
             .and_then(|v| v.value)
             .and_then(|v| CallRecord::decode(&v)))
     }
@@ -184,8 +183,7 @@ impl Db {
                 let moved = internal_key(keyspace, user_key(&ikey));
                 db.inner.lookup_newest(&moved).await?
             };
-            let now = db.inner.clock.now()?;
-            let live = found.filter(|v| is_live(v, now)).and_then(|v| v.value);
+            let live = db.live_now(found)?.and_then(|v| v.value);
             Ok(f(live.as_deref()))
         }))
     }
@@ -207,6 +205,11 @@ impl Db {
         let ikey = self.key(key)?;
         self.policy()?;
         let found = self.inner.lookup_newest(&ikey).await?;
+        self.live_now(found)
+    }
+
+    /// `found` if it holds a value that has not expired at the time the clock reads now.
+    fn live_now(&self, found: Option<MemVersion>) -> Result<Option<MemVersion>> {
         let now = self.inner.clock.now()?;
         Ok(found.filter(|v| is_live(v, now)))
     }
