@@ -56,6 +56,15 @@ function keyBytes(key, copy) {
   return bytes;
 }
 
+/**
+ * Whether string `key` may go to the engine as it is (`getStr`, the glue encoding it straight into
+ * the engine's memory): not empty, and too short for its UTF-8 (3 bytes a unit at most) to pass
+ * MAX_KEY_BYTES, so the checks `encodeKey` makes cannot fail for it.
+ */
+export function passedAsString(key) {
+  return typeof key === "string" && key.length !== 0 && key.length * 3 <= MAX_KEY_BYTES;
+}
+
 /** INVALID_ARGUMENT for an empty key, KEY_TOO_LARGE for one over MAX_KEY_BYTES. */
 function checkKeyLength(length) {
   if (length === 0) throw new TtlKvError("INVALID_ARGUMENT", "a key must be at least 1 byte");

@@ -3,7 +3,7 @@
 // (`Shared.endpoint`); these are the per-call hot paths.
 
 import { TtlKvError } from "./errors.js";
-import { encodeKey, encodeKeyInPlace, encodeValue, encodeValueInPlace, PackedBatch } from "./codec.js";
+import { encodeKey, encodeKeyInPlace, encodeValue, encodeValueInPlace, passedAsString, PackedBatch } from "./codec.js";
 import { invalid, plainOptions, checkKnown, positiveInt, integer, putArgs, batchPutArgs, conditionBits, scanArgs } from "./options.js";
 import { valueOf, entryOf, reaper, scanPages, Snapshot } from "./snapshot.js";
 import { guardMethods, guardedPromise, rejectAsInputError } from "./guard.js";
@@ -70,7 +70,7 @@ export class Db {
       const local = this.#atOnce();
       const raw = local === undefined
         ? this.#call("get", [encodeKey(key)])
-        : local.get((typeof key === "string" ? encodeKeyInPlace : encodeKey)(key));
+        : local.get(passedAsString(key) ? key : (typeof key === "string" ? encodeKeyInPlace : encodeKey)(key));
       if (raw instanceof Promise) return guardedPromise(raw.then(valueOf));
       return Promise.resolve(valueOf(raw));
     } catch (e) {

@@ -120,11 +120,12 @@ export class LocalEndpoint {
   /**
    * `call(null, "get", [key])`, the hottest call, without the dispatch every other call goes
    * through: the default keyspace's `get` on the root handle, its answer as `call` gives it.
+   * `key` is its bytes, or a string `passedAsString` lets through.
    */
   get(key) {
     let result;
     try {
-      result = this.root.get(key);
+      result = typeof key === "string" ? this.root.getStr(key) : this.root.get(key);
     } catch (e) {
       throw asTtlKvError(e);
     }

@@ -328,6 +328,30 @@ test("a batch keeps every key and value as given: non-ASCII, bytes, JSON, delete
   assert.ok(keys.some((k) => k instanceof Uint8Array && k.length === 3));
 });
 
+test("a get finds a string key whoever encodes it: the engine's glue (short keys) or the entry (long ones)", async () => {
+  // A get hands a string key of at most a third of 4096 units to the engine as it is; puts, and
+  // gets of longer keys, encode it here. Either side of that bound, and for non-ASCII keys and a
+  // lone surrogate (both encoders write U+FFFD for it), the key is the same bytes.
+  const { db } = await fresh();
+  const keys = [
+    "a".repeat(1365), "a".repeat(1366), "é".repeat(1365), "€".repeat(1365), "🔑".repeat(682) + "x",
+    "x\uD800", "\uDC00", "plain", "é", "€".repeat(1364) + "ab",
+  ];
+  for (const [i, key] of keys.entries()) await db.put(key, `v${i}`);
+  const ns = db.namespace("other");
+  for (const [i, key] of keys.entries()) {
+    assert.equal(await db.get(key), `v${i}`, `key ${i} of ${key.length} units`);
+    assert.equal(await db.get(new TextEncoder().encode(key)), `v${i}`, `key ${i} as bytes`);
+    assert.equal(await ns.get(key), undefined);
+  }
+  assert.equal(await db.get("x\uDBFF"), "v5", "any lone surrogate is U+FFFD");
+  assert.equal(await db.get("x\uFFFD"), "v5");
+  await rejects(db.get(""), "INVALID_ARGUMENT");
+  await rejects(db.get("€".repeat(1366)), "KEY_TOO_LARGE");
+  await rejects(db.get("a".repeat(4097)), "KEY_TOO_LARGE");
+  assert.equal(await db.get("a".repeat(4096)), undefined);
+});
+
 test("strings of any length either side of where their encoding changes method come back as written", async () => {
   // Short strings are copied unit by unit (falling back to TextEncoder at the first non-ASCII
   // unit), longer ones go to TextEncoder whole; where the bound lies depends on the runtime's entry.

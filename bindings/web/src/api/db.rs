@@ -38,6 +38,24 @@ impl WasmDb {
     pub(super) fn new(db: Db, indexeddb: Option<Rc<IndexedDbStore>>) -> WasmDb {
         WasmDb { db, indexeddb }
     }
+
+    /// `get` and `getStr`: see `get`.
+    fn get_bytes(&self, key: Vec<u8>) -> JsValue {
+        #[cfg(feature = "row-cache")]
+        match at_once(|| self.db.get_with(&key, value_or_undefined)) {
+            Some(Ok(Lookup::Now(value))) => return value,
+            Some(Ok(Lookup::Later(search))) => {
+                return promise(async move { search.await.map_err(fail) })
+            }
+            Some(Err(e)) => return js_sys::Promise::reject(&fail(e)).into(),
+            None => {}
+        }
+        let db = self.db.clone();
+        promise(async move {
+            let v = db.get(&key).await.map_err(fail)?;
+            Ok(value_or_undefined(v.as_deref()))
+        })
+    }
 }
 
 #[wasm_bindgen]
@@ -69,20 +87,15 @@ impl WasmDb {
     /// the key (a feature of the server's engine), answered from it in place (`Db::get_with`):
     /// no future, no copy of the value.
     pub fn get(&self, key: Vec<u8>) -> JsValue {
-        #[cfg(feature = "row-cache")]
-        match at_once(|| self.db.get_with(&key, value_or_undefined)) {
-            Some(Ok(Lookup::Now(value))) => return value,
-            Some(Ok(Lookup::Later(search))) => {
-                return promise(async move { search.await.map_err(fail) })
-            }
-            Some(Err(e)) => return js_sys::Promise::reject(&fail(e)).into(),
-            None => {}
-        }
-        let db = self.db.clone();
-        promise(async move {
-            let v = db.get(&key).await.map_err(fail)?;
-            Ok(value_or_undefined(v.as_deref()))
-        })
+        self.get_bytes(key)
+    }
+
+    /// `get` of a string key, its UTF-8 encoded by the glue straight into this module's memory:
+    /// the JS entry makes no Uint8Array for it. The entry checks the key's length first (not
+    /// empty, and too short to pass the longest key's bytes).
+    #[wasm_bindgen(js_name = getStr)]
+    pub fn get_str(&self, key: String) -> JsValue {
+        self.get_bytes(key.into_bytes())
     }
 
     /// `getEntry(key)` → `[key, value, expireAt | null] | undefined`.
