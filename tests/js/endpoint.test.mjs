@@ -91,3 +91,32 @@ test("a FENCED or CLOSED answer from a writer that is going away leaves the forw
     await tabs.close();
   }
 });
+
+test("the engine answers stored text as the caller's string or JSON value, and text that does not decode raw, tag byte and all", async () => {
+  // The engine decodes a string or JSON value's UTF-8 once, in its glue's decoder; bytes that are
+  // not UTF-8, or JSON text that does not parse, come back as stored for the JS codec to report.
+  const e = await endpoint();
+  const raw = (...bytes) => new Uint8Array(bytes);
+  const stored = {
+    empty: [raw(0x00), ""],
+    text: [raw(0x00, 0x68, 0xc3, 0xa9), "hé"],
+    nullJson: [raw(0x02, ...new TextEncoder().encode("null")), null],
+    falseJson: [raw(0x02, ...new TextEncoder().encode("false")), false],
+    object: [raw(0x02, ...new TextEncoder().encode('{"a":[1,"é"]}')), { a: [1, "é"] }],
+    badText: [raw(0x00, 0x61, 0xff, 0xfe), raw(0x00, 0x61, 0xff, 0xfe)],
+    truncated: [raw(0x00, 0xc3), raw(0x00, 0xc3)],
+    badJson: [raw(0x02, ...new TextEncoder().encode("{x")), raw(0x02, ...new TextEncoder().encode("{x"))],
+    badJsonText: [raw(0x02, 0x22, 0xff, 0x22), raw(0x02, 0x22, 0xff, 0x22)],
+  };
+  for (const [key, [value]] of Object.entries(stored)) {
+    await e.call(null, "put", [encodeKey(key), value, TTL_DEFAULT, 0, PUT_ALWAYS]);
+  }
+  const snapshot = await e.call(null, "snapshot", []);
+  for (const [key, [, want]] of Object.entries(stored)) {
+    assert.deepEqual(await e.get(encodeKey(key)), want, key);
+    assert.deepEqual(await e.get(key), want, `${key}, its key passed as a string`);
+    assert.deepEqual(await e.callSnapshot(snapshot, "get", [encodeKey(key)]), want, `${key} in a snapshot`);
+  }
+  e.release(snapshot);
+  await e.close();
+});

@@ -5,7 +5,7 @@
 
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use ttlkv::{Entry, ExpiredEntry, PurgeReport, Stats};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::prelude::*;
 
 use crate::error::to_js_error;
 use crate::protocol::{VALUE_JSON, VALUE_STRING, VALUE_TAG_MASK};
@@ -20,25 +20,43 @@ pub(super) fn bytes(b: &[u8]) -> JsValue {
     Uint8Array::from(b).into()
 }
 
+#[wasm_bindgen(inline_js = r#"
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+export function textOf(bytes, json) {
+  let text;
+  try {
+    text = decoder.decode(bytes);
+    return json ? JSON.parse(text) : text;
+  } catch {
+    return undefined;
+  }
+}
+"#)]
+extern "C" {
+    /// `bytes` (a view of this module's memory, not a copy) decoded as UTF-8, and parsed if
+    /// `json`; `undefined` if they are not UTF-8 or not JSON (no JSON text parses to
+    /// `undefined`). The decoder's one check is the only one: a `str::from_utf8` first would
+    /// read the text a second time (for a 1 KiB session, about as long as the decoding).
+    #[wasm_bindgen(js_name = textOf)]
+    fn text_of(bytes: &[u8], json: bool) -> JsValue;
+}
+
 /// A value as `get` hands it to the JS entry. Text (a string, or JSON) is decoded here, straight
 /// from this module's memory, so no Uint8Array is made for it: the answer is the caller's string,
 /// or the parsed JSON value. Anything else (bytes, or text that does not decode) comes back raw,
 /// tag byte and all, as a Uint8Array for the JS codec to decode.
 pub(super) fn value_js(v: &[u8]) -> JsValue {
     if let Some((tag, payload)) = v.split_first() {
-        let text = || core::str::from_utf8(payload).ok();
-        match tag & VALUE_TAG_MASK {
-            VALUE_STRING => {
-                if let Some(text) = text() {
-                    return JsValue::from_str(text);
-                }
+        let json = match tag & VALUE_TAG_MASK {
+            VALUE_STRING => Some(false),
+            VALUE_JSON => Some(true),
+            _ => None,
+        };
+        if let Some(json) = json {
+            let text = text_of(payload, json);
+            if !text.is_undefined() {
+                return text;
             }
-            VALUE_JSON => {
-                if let Some(parsed) = text().and_then(|t| js_sys::JSON::parse(t).ok()) {
-                    return parsed;
-                }
-            }
-            _ => {}
         }
     }
     bytes(v)
