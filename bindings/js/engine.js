@@ -120,7 +120,8 @@ export class LocalEndpoint {
   /**
    * `call(null, "get", [key])`, the hottest call, without the dispatch every other call goes
    * through: the default keyspace's `get` on the root handle, its answer as `call` gives it.
-   * `key` is its bytes, or a string `passedAsString` lets through.
+   * `key` is its bytes, or a string `passedAsString` lets through (checked by its caller, `Db.get`;
+   * the engine checks every key again, with the same codes).
    */
   get(key) {
     let result;

@@ -23,9 +23,8 @@ pub(super) fn bytes(b: &[u8]) -> JsValue {
 #[wasm_bindgen(inline_js = r#"
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 export function textOf(bytes, json) {
-  let text;
   try {
-    text = decoder.decode(bytes);
+    const text = decoder.decode(bytes);
     return json ? JSON.parse(text) : text;
   } catch {
     return undefined;
