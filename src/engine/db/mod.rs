@@ -12,7 +12,9 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::future::Future;
 
-use super::keys::{call_record_key, internal_key, user_key, validate_key, DEFAULT_NAMESPACE};
+use super::keys::{
+    call_record_key, internal_key, namespace_of, user_key, validate_key, DEFAULT_NAMESPACE,
+};
 use super::maintenance::Maintenance;
 use super::memtable::{is_live, MemVersion};
 use super::namespace::{validate_ttl, TtlPolicy};
@@ -175,7 +177,7 @@ impl Db {
         Ok(Lookup::Later(async move {
             db.policy()?;
             let keyspace = db.keyspace();
-            let found = if ikey.starts_with(&keyspace.to_be_bytes()) {
+            let found = if namespace_of(&ikey) == Some(keyspace) {
                 db.inner.search_newest(&ikey, hash).await?
             } else {
                 // A `clear` moved the keyspace between the call and this search: read where
