@@ -116,6 +116,19 @@ impl<'a> Reader<'a> {
     /// varint" or "`what` overflows 64 bits" otherwise.
     #[inline]
     pub fn varint(&mut self, what: &str) -> Result<u64> {
+        // Most varints of a row (its key's and value's lengths) are one byte: no loop for them.
+        if let Some((&byte, rest)) = self.rest.split_first() {
+            if byte < 0x80 {
+                self.consumed += 1;
+                self.rest = rest;
+                return Ok(u64::from(byte));
+            }
+        }
+        self.varint_of_bytes(what)
+    }
+
+    /// [`varint`](Self::varint) of more than one byte (or none: the error), by the crate.
+    fn varint_of_bytes(&mut self, what: &str) -> Result<u64> {
         match unsigned_varint::decode::u64(self.rest) {
             // The tenth byte holds bit 63 alone; the crate drops any higher bits it has, which
             // would give one number two encodings.
