@@ -1,8 +1,13 @@
 // One peer's memory per live key, in a process of its own: `node --expose-gc memory.mjs <peer> <n>`
 // prints { bytesPerKey } — the growth of the resident set (JS heap, buffers and wasm memory)
-// after storing n sessions of ~1 KiB, divided by n — and for ttlkv also { wasmBytesAtOpen,
-// wasmBytesAtEnd }: the byte length of the engine's WebAssembly memory just after open and at the
-// end (linear memory only grows, so the size at the end is its high-water mark).
+// after storing n sessions of ~1 KiB, divided by n — and, to tell where it goes, the growth of
+// V8's heap per key: { heapUsedPerKey } (what live JS objects take) and { heapTotalPerKey } (the
+// heap V8 holds, used or not: after a load that made garbage quickly it keeps its young
+// generation grown). For ttlkv also { wasmBytesAtOpen, wasmBytesAtEnd }: the byte length of the
+// engine's WebAssembly memory just after open and at the end (linear memory only grows, so the
+// size at the end is its high-water mark), and { storedBytesPerKey }: the bytes of its SSTs (the
+// rows, the expiry index, the pages' offsets, prefixes and filters) per key, what any peak
+// beyond them comes on top of.
 import { LRUCache } from "lru-cache";
 import { TTLCache } from "@isaacs/ttlcache";
 import { key, sessionValue } from "./workloads.mjs";
@@ -15,7 +20,7 @@ const [peer, nText] = process.argv.slice(2);
 const n = Number(nText);
 const settle = () => {
   for (let i = 0; i < 3; i++) global.gc();
-  return process.memoryUsage().rss;
+  return process.memoryUsage();
 };
 let db;
 let wasmBytesAtOpen;
@@ -44,5 +49,11 @@ if (peer === "Map") {
   await db.compact();
 }
 const after = settle();
-const wasm = db ? { wasmBytesAtOpen, wasmBytesAtEnd: wasmBytes() } : {};
-console.log(JSON.stringify({ bytesPerKey: (after - before) / n, ...wasm, keep: store ? store.size : 0 }));
+const perKey = (field) => (after[field] - before[field]) / n;
+let wasm = {};
+if (db) {
+  const ssts = (await db.stats()).levels.flatMap((level) => level.ssts);
+  const stored = ssts.reduce((sum, sst) => sum + sst.bytes, 0);
+  wasm = { wasmBytesAtOpen, wasmBytesAtEnd: wasmBytes(), storedBytesPerKey: stored / n };
+}
+console.log(JSON.stringify({ bytesPerKey: perKey("rss"), heapUsedPerKey: perKey("heapUsed"), heapTotalPerKey: perKey("heapTotal"), ...wasm, keep: store ? store.size : 0 }));
