@@ -4,23 +4,17 @@
 mod common;
 use common::*;
 
-use ttlkv::store::{FaultPlan, FaultyStore, MemoryStore};
+use ttlkv::store::MemoryStore;
 use ttlkv::{Db, DbOptions, ErrorKind, FakeClock, PutOptions};
 
 #[test]
 fn a_failed_wal_commit_rolls_the_write_back_and_the_db_keeps_working() {
     let disk = MemoryStore::new();
     let clock = FakeClock::new(T0);
-    let faulty = FaultyStore::new(disk.clone(), FaultPlan::default());
     run(async {
-        let db = Db::open(faulty.clone(), clock.clone(), DbOptions::default())
-            .await
-            .unwrap();
+        let (db, faulty) = open_faulty(&disk, &clock).await;
         db.put(b"k", b"old").await.unwrap();
-        faulty.set_plan(FaultPlan {
-            fail_commit: Some(1),
-            ..FaultPlan::default()
-        });
+        fail_commit(&faulty, 1);
         let e = db.put(b"k", b"new").await.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Storage);
         assert_eq!(
@@ -62,15 +56,9 @@ fn quota_exceeded_writes_nothing_and_reads_keep_working() {
 fn concurrent_writes_queued_behind_a_failed_commit_fail_too_and_leave_nothing() {
     let disk = MemoryStore::new().with_latency(1);
     let clock = FakeClock::new(T0);
-    let faulty = FaultyStore::new(disk.clone(), FaultPlan::default());
     run(async {
-        let db = Db::open(faulty.clone(), clock.clone(), DbOptions::default())
-            .await
-            .unwrap();
-        faulty.set_plan(FaultPlan {
-            fail_commit: Some(1),
-            ..FaultPlan::default()
-        });
+        let (db, faulty) = open_faulty(&disk, &clock).await;
+        fail_commit(&faulty, 1);
         let puts = (0..20u8).map(|i| {
             let db = db.clone();
             async move { db.put(&[b'k', i], b"v").await }
@@ -82,6 +70,60 @@ fn concurrent_writes_queued_behind_a_failed_commit_fail_too_and_leave_nothing() 
             let present = db.has(&[b'k', i as u8]).await.unwrap();
             assert_eq!(present, r.is_ok(), "key {i}: visible iff acknowledged");
         }
+    });
+}
+
+#[test]
+fn a_version_whose_commit_was_in_flight_survives_the_failure_of_the_next_commit() {
+    // The first put's commit is in flight when the second overwrites the key; that commit lands,
+    // the next (the second put's) fails: the rollback stops at the first put's version, which
+    // the overwrite must not have pruned.
+    let disk = MemoryStore::new().with_latency(1);
+    let clock = FakeClock::new(T0);
+    run(async {
+        let (db, faulty) = open_faulty(&disk, &clock).await;
+        fail_commit(&faulty, 2);
+        let (first, second) = futures::join!(db.put(b"k", b"first"), db.put(b"k", b"second"));
+        assert!(first.is_ok(), "{first:?}");
+        assert_eq!(second.unwrap_err().kind(), ErrorKind::Storage);
+        assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"first"[..]));
+        db.put(b"k", b"third").await.unwrap();
+        db.close().await.unwrap();
+        let db = Db::open(disk.clone(), clock.clone(), DbOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"third"[..]));
+    });
+}
+
+#[test]
+fn a_key_overwritten_between_commits_holds_a_few_versions_not_one_per_write() {
+    // Relaxed writes are committed by maintenance, here never: every overwrite of one key used to
+    // stay in the memtable until a commit, each write searching them all.
+    let disk = MemoryStore::new();
+    let clock = FakeClock::new(T0);
+    let options = DbOptions {
+        durability: ttlkv::Durability::Relaxed,
+        ..DbOptions::default()
+    };
+    run(async {
+        let db = Db::open(disk.clone(), clock.clone(), options)
+            .await
+            .unwrap();
+        db.put(b"k", b"v").await.unwrap();
+        let one_version = db.stats().memtable_bytes;
+        for i in 0..1_000u32 {
+            db.put(b"k", &i.to_le_bytes()).await.unwrap();
+        }
+        assert!(
+            db.stats().memtable_bytes <= 2 * one_version,
+            "{} bytes held after 1,000 overwrites, {one_version} for one version",
+            db.stats().memtable_bytes
+        );
+        assert_eq!(
+            db.get(b"k").await.unwrap().as_deref(),
+            Some(&999u32.to_le_bytes()[..])
+        );
     });
 }
 

@@ -3,9 +3,9 @@
 //! Each key maps to its versions, oldest first, in a [`ChunkedMap`] (sorted chunks, and a finger
 //! that makes an insert extending an ascending run a few comparisons). Reads pick the newest
 //! version at or below their sequence number; a failed WAL commit removes the versions it covered
-//! ([`Memtable::rollback_after`]); overwrites prune versions no reader can see any more. A
-//! memtable is frozen (shared behind `Rc`) when it is flushed, so readers that hold it keep a
-//! consistent view.
+//! ([`Memtable::rollback_after`]); overwrites prune versions that no reader and no rollback can
+//! see any more. A memtable is frozen (shared behind `Rc`) when it is flushed, so readers that
+//! hold it keep a consistent view.
 //!
 //! A point read asks the memtable's [`MemtableFilter`] first: most reads are of keys it does not
 //! hold, and "no" spares them the map's search (two binary searches, about fifteen whole-key
@@ -122,9 +122,10 @@ impl Memtable {
     }
 
     /// Add a version (its seq is higher than every seq already held) of `key`, `hash` its
-    /// [`MemtableFilter::hash`]. Older versions of the key
-    /// that no read point in `keep_points` can see, and that are at or below `durable_seq`, are
-    /// pruned; versions above `durable_seq` stay because a failed commit may roll back to them.
+    /// [`MemtableFilter::hash`]. Older versions of the key that neither a point of `keep_points`
+    /// (a snapshot's read point, or where a commit in flight would move the durable state) nor a
+    /// rollback to `durable_seq` can see are pruned: a key overwritten again and again between
+    /// commits holds a few versions, not one per write.
     pub(crate) fn insert(
         &mut self,
         key: Vec<u8>,
@@ -162,8 +163,8 @@ impl Memtable {
     }
 
     /// Drop the versions (oldest first) that neither a point of `keep_points` nor the durable
-    /// state can see and that are at or below `durable_seq`; the newest always stays. In place,
-    /// with nothing allocated: an overwrite of a key in the memtable comes through here.
+    /// state can see; the newest always stays. In place, with nothing allocated: an overwrite of
+    /// a key in the memtable comes through here.
     fn prune(
         versions: &mut Vec<MemVersion>,
         key_len: usize,
@@ -179,7 +180,7 @@ impl Memtable {
             };
             let newer = versions.get(i + 1).map(|v| v.seq);
             let points = keep_points.iter().copied().chain([durable_seq, u64::MAX]);
-            if seq > durable_seq || needed_between(seq, newer, points) {
+            if needed_between(seq, newer, points) {
                 // `kept <= i`: the versions still to judge are not moved.
                 versions.swap(kept, i);
                 kept += 1;
@@ -323,6 +324,28 @@ mod tests {
         }
         // durable_seq = 99: seq 99 (the rollback point) and seq 100 survive.
         assert_eq!(m.version_count(), 2);
+    }
+
+    #[test]
+    fn overwrites_between_commits_keep_only_the_versions_a_rollback_or_a_commit_in_flight_needs() {
+        // Nothing durable yet, nothing in flight: each write leaves its key one version, not one
+        // per write (a rollback takes them all; a commit takes the newest with the rest).
+        let mut m = Memtable::default();
+        for seq in 1..=100 {
+            insert(&mut m, b"k", put(seq, b"v"), &[], 0);
+        }
+        assert_eq!(m.version_count(), 1);
+        // Durable up to 10, a commit of everything up to 50 in flight: 10 (where a rollback
+        // stops now), 50 (where it stops if that commit lands) and the newest stay.
+        let mut m = Memtable::default();
+        for seq in 1..=100 {
+            let in_flight: &[u64] = if seq > 50 { &[50] } else { &[] };
+            insert(&mut m, b"k", put(seq, b"v"), in_flight, 10);
+        }
+        assert_eq!(m.version_count(), 3);
+        let mut landed = m;
+        landed.rollback_after(50);
+        assert_eq!(read(&landed, b"k", u64::MAX).unwrap().seq, 50);
     }
 
     #[test]

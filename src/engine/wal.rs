@@ -47,6 +47,9 @@ pub(crate) struct WalState {
     /// When the oldest pending batch was written (relaxed writes must be committed soon after).
     pending_since: Option<i64>,
     pending_tickets: Vec<Rc<Ticket>>,
+    /// The highest seq of the group taken for a commit whose outcome is not known yet: if that
+    /// commit lands and a later one fails, the rollback goes back to it.
+    committing: Option<u64>,
     /// Every write with a seq up to this is durable.
     pub durable_seq: u64,
     /// The number the next WAL page gets.
@@ -145,6 +148,12 @@ impl WalState {
         })
     }
 
+    /// The highest seq of a group being committed (taken, its outcome not known yet): a point
+    /// the durable state may move to, where a later rollback would then stop.
+    pub(crate) fn committing(&self) -> Option<u64> {
+        self.committing
+    }
+
     /// Whether anything is waiting to be committed.
     pub(crate) fn has_pending(&self) -> bool {
         self.pending_batches > 0
@@ -178,6 +187,7 @@ impl WalState {
         self.pending_since = None;
         let segment = self.next_segment;
         self.next_segment += 1;
+        self.committing = Some(self.pending_max_seq);
         Some(PendingGroup {
             page,
             segment,
@@ -188,6 +198,7 @@ impl WalState {
 
     /// Record that `group`'s page was committed: its writes are durable.
     pub(crate) fn group_committed(&mut self, segment: u64, max_seq: u64, bytes: usize) {
+        self.committing = None;
         self.durable_seq = self.durable_seq.max(max_seq);
         self.segments.insert(segment, max_seq, bytes);
         self.commits += 1;
@@ -195,6 +206,7 @@ impl WalState {
 
     /// Forget everything pending (it was rolled back), failing its tickets with `error`.
     pub(crate) fn fail_pending(&mut self, error: &Error) {
+        self.committing = None;
         self.pending.clear();
         self.pending_batches = 0;
         self.pending_since = None;

@@ -2,7 +2,7 @@
 //! futures to completion.
 #![allow(dead_code)]
 
-use ttlkv::store::MemoryStore;
+use ttlkv::store::{FaultPlan, FaultyStore, MemoryStore};
 use ttlkv::{Db, DbOptions, FakeClock};
 
 /// The time every test starts at (2026-01-01T00:00:00Z).
@@ -22,6 +22,24 @@ pub fn fresh(options: DbOptions) -> (Db, MemoryStore, FakeClock) {
 
 pub fn reopen(store: &MemoryStore, clock: &FakeClock, options: DbOptions) -> Db {
     run(Db::open(store.clone(), clock.clone(), options)).expect("reopen")
+}
+
+/// A database with default options on `disk` seen through a [`FaultyStore`], no fault planned
+/// yet, and that store (to plan faults on, see [`fail_commit`]).
+pub async fn open_faulty(disk: &MemoryStore, clock: &FakeClock) -> (Db, FaultyStore<MemoryStore>) {
+    let faulty = FaultyStore::new(disk.clone(), FaultPlan::default());
+    let db = Db::open(faulty.clone(), clock.clone(), DbOptions::default())
+        .await
+        .expect("open");
+    (db, faulty)
+}
+
+/// Plan the `nth` store commit from now on (1: the next) to fail.
+pub fn fail_commit(faulty: &FaultyStore<MemoryStore>, nth: u64) {
+    faulty.set_plan(FaultPlan {
+        fail_commit: Some(nth),
+        ..FaultPlan::default()
+    });
 }
 
 /// Rows stored in SSTs (every version, tombstone and expiry-index row), across all levels.

@@ -235,7 +235,12 @@ impl Inner {
         if let Some(t) = earliest {
             st.note_expiry(t);
         }
-        let keep_points = st.snapshot_seqs();
+        // What older versions of a key this write's version may need kept: those the snapshots
+        // read, and the one a commit in flight would make durable (a later commit's failure
+        // rolls back to it). Any other version above the durable one goes: whatever commit
+        // comes next takes this write with it, so a rollback never stops between the two.
+        let mut keep_points = st.snapshot_seqs();
+        keep_points.extend(st.wal.committing());
         let durable_seq = st.wal.durable_seq;
         let st = &mut *st;
         let mut active = st.active.borrow_mut();
