@@ -8,8 +8,10 @@
 // --cache-sim=no`, each in a Node whose V8 runs no background threads and compiles WebAssembly
 // with one tier (`--single-threaded --predictable --no-liftoff`). Printed: for each workload, the
 // median and range of its counts less the median count of `none` (start-up, open, flush and close
-// alone), in millions. The single puts count the same within about 0.3 %; the batches within about
-// 4 %, since automatic maintenance runs on timers, whose wall-clock times valgrind stretches. The
+// alone), in millions. The single puts count the same within about 0.3 %; the batches and the
+// mixes within about 4 % (three runs of one build's Zipf mix: 2,525M–2,609M), since automatic
+// maintenance runs on timers, whose wall-clock times valgrind stretches: take the median of three
+// or more to tell builds apart by a few percent. The
 // package root defaults to this checkout; another's (a worktree of an earlier commit, built with
 // `npm run build`) measures that build.
 //
