@@ -66,6 +66,55 @@ impl MemVersion {
     }
 }
 
+/// A key's versions, oldest first: one in place (most keys get no second while a memtable holds
+/// them, and then need no allocation of their own), none or more in a list. The memtable's map
+/// holds them, and so do a write's read and planned rows (`write::plan::CurrentRows`, a key's
+/// row or none): one map type in the wasm module, not two.
+#[derive(Debug)]
+pub(crate) enum Versions {
+    One(MemVersion),
+    Many(Vec<MemVersion>),
+}
+
+impl Versions {
+    /// `row` alone, or no version.
+    pub(crate) fn of(row: Option<MemVersion>) -> Versions {
+        row.map_or_else(|| Versions::Many(Vec::new()), Versions::One)
+    }
+
+    pub(crate) fn as_slice(&self) -> &[MemVersion] {
+        match self {
+            Versions::One(v) => core::slice::from_ref(v),
+            Versions::Many(vs) => vs,
+        }
+    }
+
+    /// The newest version, if any.
+    pub(crate) fn newest(&self) -> Option<&MemVersion> {
+        self.as_slice().last()
+    }
+
+    /// The newest version, taken.
+    pub(crate) fn into_newest(self) -> Option<MemVersion> {
+        match self {
+            Versions::One(v) => Some(v),
+            Versions::Many(mut vs) => vs.pop(),
+        }
+    }
+
+    /// Add `v`, newer than every version held.
+    fn push(&mut self, v: MemVersion) {
+        let held = core::mem::replace(self, Versions::Many(Vec::new()));
+        *self = Versions::Many(match held {
+            Versions::One(first) => alloc::vec![first, v],
+            Versions::Many(mut list) => {
+                list.push(v);
+                list
+            }
+        });
+    }
+}
+
 /// Whether a version is a live value at time `now`.
 pub(crate) fn is_live(v: &MemVersion, now: i64) -> bool {
     v.value.is_some() && v.expire_at.is_none_or(|at| now < at)
@@ -74,7 +123,7 @@ pub(crate) fn is_live(v: &MemVersion, now: i64) -> bool {
 /// The in-memory, sorted, multi-version write buffer.
 #[derive(Default, Debug)]
 pub(crate) struct Memtable {
-    map: ChunkedMap<Vec<MemVersion>>,
+    map: ChunkedMap<Versions>,
     /// Every key of `map`, for point reads to rule keys out.
     filter: MemtableFilter,
     bytes: usize,
@@ -142,19 +191,23 @@ impl Memtable {
         self.bytes += version.charge(key_len);
         self.versions += 1;
         // One search (a few comparisons when the key extends a run), and the caller's key
-        // becomes the map's if the key is new. Room for one version: most keys never get a
-        // second while the memtable holds them (a list grown from empty would take room for four).
-        let (versions, added) = self.map.get_or_insert_with(key, || Vec::with_capacity(1));
-        versions.push(version);
-        if versions.len() > 1 {
-            Self::prune(
-                versions,
-                key_len,
-                keep_points,
-                durable_seq,
-                &mut self.bytes,
-                &mut self.versions,
-            );
+        // becomes the map's if the key is new, with its version in place.
+        let mut fresh = Some(version);
+        let (versions, added) = self
+            .map
+            .get_or_insert_with(key, || Versions::of(fresh.take()));
+        if let Some(version) = fresh {
+            versions.push(version);
+            if let Versions::Many(list) = versions {
+                Self::prune(
+                    list,
+                    key_len,
+                    keep_points,
+                    durable_seq,
+                    &mut self.bytes,
+                    &mut self.versions,
+                );
+            }
         }
         if added {
             let map = &self.map;
@@ -200,7 +253,7 @@ impl Memtable {
         }
         self.map
             .get(key)
-            .and_then(|vs| vs.iter().rev().find(|v| v.seq <= read_seq))
+            .and_then(|vs| vs.as_slice().iter().rev().find(|v| v.seq <= read_seq))
     }
 
     /// Whether some key starts with `prefix` (any version, tombstones included).
@@ -213,7 +266,7 @@ impl Memtable {
 
     /// The highest seq written for `key`, if any.
     pub(crate) fn latest_seq(&self, key: &[u8]) -> Option<u64> {
-        self.map.get(key).and_then(|vs| vs.last()).map(|v| v.seq)
+        self.map.get(key).and_then(Versions::newest).map(|v| v.seq)
     }
 
     /// Remove every version with `seq > seq` (a WAL commit covering them failed), and every key
@@ -222,15 +275,21 @@ impl Memtable {
         let mut freed = 0;
         let mut removed = 0;
         self.map.retain(|key, versions| {
-            versions.retain(|v| {
+            let mut keep = |v: &MemVersion| {
                 let keep = v.seq <= seq;
                 if !keep {
                     freed += v.charge(key.len());
                     removed += 1;
                 }
                 keep
-            });
-            !versions.is_empty()
+            };
+            match versions {
+                Versions::One(v) => keep(v),
+                Versions::Many(list) => {
+                    list.retain(|v| keep(v));
+                    !list.is_empty()
+                }
+            }
         });
         self.bytes = self.bytes.saturating_sub(freed);
         self.versions = self.versions.saturating_sub(removed);
@@ -251,8 +310,9 @@ impl Memtable {
         max: usize,
     ) -> Vec<(Vec<u8>, MemVersion)> {
         let range = self.map.range(lower, upper);
-        let pick = |(k, vs): (&[u8], &Vec<MemVersion>)| {
-            vs.iter()
+        let pick = |(k, vs): (&[u8], &Versions)| {
+            vs.as_slice()
+                .iter()
                 .rev()
                 .find(|v| v.seq <= read_seq)
                 .map(|v| (k.to_vec(), v.clone()))
@@ -273,7 +333,7 @@ impl Memtable {
         let start = after.map_or(Bound::Unbounded, Bound::Excluded);
         self.map
             .range(start, Bound::Unbounded)
-            .map(|(k, vs)| (k, vs.iter().rev()))
+            .map(|(k, vs)| (k, vs.as_slice().iter().rev()))
     }
 }
 

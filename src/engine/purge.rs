@@ -33,7 +33,7 @@ use alloc::vec::Vec;
 use super::keys::{
     expiry_index_from, namespace_of, owed_value, parse_expiry_index_key, user_key, validate_value,
 };
-use super::memtable::MemVersion;
+use super::memtable::{MemVersion, Versions};
 use super::options::{ExpireHook, ExpiredEntry, PurgeReport, Ttl};
 use super::state::Inner;
 use super::write::ops::WriteOp;
@@ -191,7 +191,7 @@ impl Inner {
                             expire_at: *expire_at,
                             seen_seq: row.seq,
                         });
-                        read.insert(data_key.clone(), alloc::vec![row]);
+                        read.insert(data_key.clone(), Versions::One(row));
                     }
                     report.removed += 1;
                     report.expired.push(event);
@@ -199,7 +199,7 @@ impl Inner {
                 Verdict::Rewrite(op, row, event) => {
                     ops.push(op);
                     rewrite_events.push(event);
-                    read.insert(data_key.clone(), alloc::vec![row]);
+                    read.insert(data_key.clone(), Versions::One(row));
                 }
                 Verdict::Stale => report.stale += 1,
             }

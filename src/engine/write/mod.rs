@@ -36,7 +36,7 @@ use self::plan::{plan, CurrentRows, Planner, ReadSnapshot};
 use super::keys::{
     expiry_index_from, expiry_index_key, is_expiry_index_key, parse_expiry_index_key,
 };
-use super::memtable::MemVersion;
+use super::memtable::{MemVersion, Versions};
 use super::memtable_filter::MemtableFilter;
 use super::namespace::TtlPolicy;
 use super::options::{Durability, L0_STALL_FACTOR};
@@ -121,7 +121,7 @@ impl Inner {
                 for op in ops.iter().filter(|op| op.needs_current(owing)) {
                     if current.get(op.key()).is_none() {
                         let found = self.lookup(op.key(), snapshot.seq).await?;
-                        current.insert(op.key().to_vec(), found.into_iter().collect());
+                        current.insert(op.key().to_vec(), Versions::of(found));
                     }
                 }
             }
@@ -181,7 +181,7 @@ impl Inner {
             // write that may still be rolled back.
             let unsettled = current
                 .values()
-                .flatten()
+                .flat_map(Versions::as_slice)
                 .any(|v| v.seq > st.wal.durable_seq);
             return Ok(if unsettled {
                 Step::Settle

@@ -7,16 +7,16 @@ use alloc::vec::Vec;
 
 use super::ops::{CallRecord, ExpireTarget, Outcome, WriteOp};
 use crate::engine::keys::{call_record_key, expiry_index_key, owed_entry_value};
-use crate::engine::memtable::{is_live, MemVersion};
+use crate::engine::memtable::{is_live, MemVersion, Versions};
 use crate::engine::memtable_map::ChunkedMap;
 use crate::engine::namespace::TtlPolicy;
 use crate::engine::options::PutCondition;
 use crate::error::Result;
 
-/// The rows a write read, by internal key: the key's row, or an empty list if it has none. (A
-/// list of at most one, not an `Option`: this map then has the memtable's map type, and the wasm
-/// module carries the code of one map where it would carry two.)
-pub(crate) type CurrentRows = ChunkedMap<Vec<MemVersion>>;
+/// The rows a write read, by internal key: the key's row, or none ([`Versions::of`]). (Not an
+/// `Option`: this map then has the memtable's map type, and the wasm module carries the code of
+/// one map where it would carry two.)
+pub(crate) type CurrentRows = ChunkedMap<Versions>;
 
 /// The point a write read its rows at, to detect anything that happened since.
 pub(crate) struct ReadSnapshot {
@@ -72,8 +72,8 @@ pub(crate) type Planning = (Vec<Outcome>, Planned);
 /// searches, nodes and frees were pure cost (inserting into it and dropping it took 10 % of a
 /// batch ingest); a map from the first key that comes below the last one and was not planned
 /// yet (a batch out of key order, the purge, a put that records an owed expire event: an
-/// expiry-index key sorts after every key of a namespace). The map keeps each row in a list of
-/// one, as [`CurrentRows`] does: one map type in the wasm module, not two.
+/// expiry-index key sorts after every key of a namespace). The map keeps each row as
+/// [`CurrentRows`] does: one map type in the wasm module, not two.
 pub(crate) enum Planned {
     /// Keys strictly ascending.
     Sorted(Vec<(Vec<u8>, MemVersion)>),
@@ -99,7 +99,7 @@ impl Planned {
                 list.get(Self::position(list, key).ok()?)
                     .map(|(_, row)| row)
             }
-            Planned::Map(map) => map.get(key).and_then(|rows| rows.last()),
+            Planned::Map(map) => map.get(key).and_then(Versions::newest),
         }
     }
 
@@ -124,12 +124,12 @@ impl Planned {
             // chunk, a comparison or two.
             let mut map = CurrentRows::default();
             for (k, r) in core::mem::take(list) {
-                map.insert(k, alloc::vec![r]);
+                map.insert(k, Versions::One(r));
             }
             *self = Planned::Map(map);
         }
         if let Planned::Map(map) = self {
-            map.insert(key, alloc::vec![row]);
+            map.insert(key, Versions::One(row));
         }
     }
 
@@ -147,8 +147,8 @@ impl Planned {
             Planned::Sorted(list) => list,
             Planned::Map(map) => {
                 let mut list = Vec::with_capacity(map.len());
-                for (key, mut rows) in map {
-                    if let Some(row) = rows.pop() {
+                for (key, rows) in map {
+                    if let Some(row) = rows.into_newest() {
                         list.push((key, row));
                     }
                 }
@@ -182,7 +182,7 @@ pub(crate) fn plan(
         // The key's row as this call sees it: an earlier op's plan, or what was read.
         let raw: Option<MemVersion> = planned
             .get(key)
-            .or_else(|| current.get(key).and_then(|rows| rows.last()))
+            .or_else(|| current.get(key).and_then(Versions::newest))
             .cloned();
         let live = raw.clone().filter(|v| is_live(v, now));
         let outcome = match op {
