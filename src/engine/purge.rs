@@ -35,7 +35,7 @@ use super::keys::{
 };
 use super::memtable::{MemVersion, Versions};
 use super::options::{ExpireHook, ExpiredEntry, PurgeReport, Ttl};
-use super::state::Inner;
+use super::state::{Inner, ReadPin};
 use super::write::ops::WriteOp;
 use super::write::plan::{CurrentRows, Planner};
 use crate::error::{Error, Result};
@@ -129,6 +129,10 @@ impl Inner {
     async fn purge_slice(&self, limit: usize) -> Result<Option<PurgeReport>> {
         let snapshot = self.read_snapshot()?;
         let read_seq = snapshot.seq;
+        // The rows judged below are read at `read_seq`, some after waiting on the store: pinned
+        // until then, so that a write meanwhile cannot prune from the memtable the version a
+        // lookup is to find (an overwrite keeps only what a pin or a rollback can see).
+        let pin = ReadPin::new(self, &mut self.state.borrow_mut(), read_seq, i64::MIN);
         let now = self.clock.now()?;
         let hook = self.expire_hook.borrow().clone();
         let (purged_until, rollbacks, resume) = {
@@ -209,6 +213,7 @@ impl Inner {
                 });
             }
         }
+        drop(pin);
         // Every verdict rests on rows up to `read_seq`. Before anything is written or recorded
         // on their strength, they must be durable: a row still pending in the WAL (a relaxed
         // write, or a durable one whose commit is in flight) can yet be rolled back, and then the
