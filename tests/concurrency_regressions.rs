@@ -193,38 +193,6 @@ fn dropping_a_write_future_mid_commit_does_not_hang_later_writes() {
     });
 }
 
-/// A store whose flagged commits fail after one yield (as a real IndexedDB transaction would).
-#[derive(Clone)]
-struct SlowFail {
-    inner: MemoryStore,
-    fail_next_commit: std::rc::Rc<std::cell::Cell<bool>>,
-}
-
-impl ttlkv::store::PageStore for SlowFail {
-    fn read_manifest(&self) -> ttlkv::store::StoreFuture<'_, Option<ttlkv::store::ManifestRecord>> {
-        self.inner.read_manifest()
-    }
-    fn get_page(&self, id: ttlkv::store::PageId) -> ttlkv::store::StoreFuture<'_, Option<Vec<u8>>> {
-        self.inner.get_page(id)
-    }
-    fn list_pages(
-        &self,
-        kind: ttlkv::store::PageKind,
-    ) -> ttlkv::store::StoreFuture<'_, Vec<ttlkv::store::PageId>> {
-        self.inner.list_pages(kind)
-    }
-    fn commit(&self, commit: ttlkv::store::Commit) -> ttlkv::store::StoreFuture<'_, ()> {
-        if self.fail_next_commit.replace(false) {
-            Box::pin(async {
-                yield_once().await;
-                Err(ttlkv::Error::storage("injected"))
-            })
-        } else {
-            self.inner.commit(commit)
-        }
-    }
-}
-
 /// Used to fail: a conditional put decides on a write that is not durable yet, returns at once, and the
 /// write it saw is then rolled back.
 #[test]
@@ -362,19 +330,4 @@ fn a_relaxed_write_racing_close_is_refused_or_kept() {
             ),
         }
     });
-}
-
-/// Pending once (and woken at once, so the executor polls again), then ready.
-async fn yield_once() {
-    let mut yielded = false;
-    futures::future::poll_fn(|cx| {
-        if yielded {
-            core::task::Poll::Ready(())
-        } else {
-            yielded = true;
-            cx.waker().wake_by_ref();
-            core::task::Poll::Pending
-        }
-    })
-    .await
 }

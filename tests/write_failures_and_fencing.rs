@@ -97,6 +97,35 @@ fn a_version_whose_commit_was_in_flight_survives_the_failure_of_the_next_commit(
 }
 
 #[test]
+fn a_flush_beside_a_failing_commit_never_makes_the_failed_write_durable() {
+    // The put's commit is in flight when the flush starts; the flush must wait for it before it
+    // freezes the memtable, or the write that then fails and is rolled back would be frozen,
+    // flushed and made durable all the same.
+    let disk = MemoryStore::new();
+    let store = SlowFail {
+        inner: disk.clone(),
+        fail_next_commit: Default::default(),
+    };
+    let clock = FakeClock::new(T0);
+    run(async {
+        let db = Db::open(store.clone(), clock.clone(), DbOptions::default())
+            .await
+            .unwrap();
+        db.put(b"k", b"old").await.unwrap();
+        store.fail_next_commit.set(true);
+        let (put, flush) = futures::join!(db.put(b"k", b"new"), db.flush());
+        assert_eq!(put.unwrap_err().kind(), ErrorKind::Storage);
+        flush.unwrap();
+        assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"old"[..]));
+        db.close().await.unwrap();
+        let db = Db::open(disk.clone(), clock.clone(), DbOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"old"[..]));
+    });
+}
+
+#[test]
 fn a_key_overwritten_between_commits_holds_a_few_versions_not_one_per_write() {
     // Relaxed writes are committed by maintenance, here never: every overwrite of one key used to
     // stay in the memtable until a commit, each write searching them all.

@@ -43,13 +43,23 @@ impl Inner {
         }
     }
 
-    /// Commit everything pending in the WAL.
+    /// Commit everything pending in the WAL, after the commit in flight, if any, is done (its
+    /// failure rolls back what the caller would otherwise go on to rest on: a flush freezing the
+    /// memtable, a purge judging by the rows).
     pub(crate) async fn drain_wal(&self) -> Result<()> {
         loop {
-            if !self.state.borrow().wal.has_pending() {
+            let idle = {
+                let st = self.state.borrow();
+                !st.wal.has_pending() && st.wal.committing().is_none()
+            };
+            if idle {
                 return Ok(());
             }
             let _gate = self.commit_gate.lock().await;
+            // Through the gate, no commit is in flight any more.
+            if !self.state.borrow().wal.has_pending() {
+                return Ok(());
+            }
             self.commit_wal_group_gated().await?;
         }
     }

@@ -68,3 +68,50 @@ pub fn small() -> DbOptions {
         ..DbOptions::default()
     }
 }
+
+/// A store whose flagged commits fail after one yield (as a real IndexedDB transaction would).
+#[derive(Clone)]
+pub struct SlowFail {
+    pub inner: MemoryStore,
+    pub fail_next_commit: std::rc::Rc<std::cell::Cell<bool>>,
+}
+
+impl ttlkv::store::PageStore for SlowFail {
+    fn read_manifest(&self) -> ttlkv::store::StoreFuture<'_, Option<ttlkv::store::ManifestRecord>> {
+        self.inner.read_manifest()
+    }
+    fn get_page(&self, id: ttlkv::store::PageId) -> ttlkv::store::StoreFuture<'_, Option<Vec<u8>>> {
+        self.inner.get_page(id)
+    }
+    fn list_pages(
+        &self,
+        kind: ttlkv::store::PageKind,
+    ) -> ttlkv::store::StoreFuture<'_, Vec<ttlkv::store::PageId>> {
+        self.inner.list_pages(kind)
+    }
+    fn commit(&self, commit: ttlkv::store::Commit) -> ttlkv::store::StoreFuture<'_, ()> {
+        if self.fail_next_commit.replace(false) {
+            Box::pin(async {
+                yield_once().await;
+                Err(ttlkv::Error::storage("injected"))
+            })
+        } else {
+            self.inner.commit(commit)
+        }
+    }
+}
+
+/// Let other futures run once (pending, waking itself).
+pub async fn yield_once() {
+    let mut yielded = false;
+    futures::future::poll_fn(|cx| {
+        if yielded {
+            core::task::Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            core::task::Poll::Pending
+        }
+    })
+    .await
+}
