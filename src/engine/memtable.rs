@@ -82,6 +82,7 @@ impl Versions {
         row.map_or_else(|| Versions::Many(Vec::new()), Versions::One)
     }
 
+    /// The versions, oldest first.
     pub(crate) fn as_slice(&self) -> &[MemVersion] {
         match self {
             Versions::One(v) => core::slice::from_ref(v),
