@@ -21,13 +21,6 @@ fn relaxed() -> DbOptions {
     }
 }
 
-fn open_faulty(options: DbOptions) -> (Db, FaultyStore<MemoryStore>, FakeClock) {
-    let store = FaultyStore::new(MemoryStore::new(), FaultPlan::default());
-    let clock = FakeClock::new(T0);
-    let db = run(Db::open(store.clone(), clock.clone(), options)).expect("open");
-    (db, store, clock)
-}
-
 /// Keys reported by purging until nothing more is due.
 fn purge_all(db: &Db) -> Vec<Vec<u8>> {
     let mut keys = Vec::new();

@@ -9,10 +9,8 @@ use ttlkv::{Db, DbOptions, ErrorKind, FakeClock, PutOptions};
 
 #[test]
 fn a_failed_wal_commit_rolls_the_write_back_and_the_db_keeps_working() {
-    let disk = MemoryStore::new();
-    let clock = FakeClock::new(T0);
+    let (db, faulty, clock) = open_faulty(DbOptions::default());
     run(async {
-        let (db, faulty) = open_faulty(&disk, &clock).await;
         db.put(b"k", b"old").await.unwrap();
         fail_commit(&faulty, 1);
         let e = db.put(b"k", b"new").await.unwrap_err();
@@ -25,11 +23,9 @@ fn a_failed_wal_commit_rolls_the_write_back_and_the_db_keeps_working() {
         db.put(b"k", b"newer").await.unwrap();
         assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"newer"[..]));
         db.close().await.unwrap();
-        let db = Db::open(disk.clone(), clock.clone(), DbOptions::default())
-            .await
-            .unwrap();
-        assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"newer"[..]));
     });
+    let db = reopen(faulty.inner(), &clock, DbOptions::default());
+    assert_eq!(run(db.get(b"k")).unwrap().as_deref(), Some(&b"newer"[..]));
 }
 
 #[test]
@@ -54,10 +50,9 @@ fn quota_exceeded_writes_nothing_and_reads_keep_working() {
 
 #[test]
 fn concurrent_writes_queued_behind_a_failed_commit_fail_too_and_leave_nothing() {
-    let disk = MemoryStore::new().with_latency(1);
-    let clock = FakeClock::new(T0);
+    let (db, faulty, _clock) = open_faulty(DbOptions::default());
+    faulty.inner().set_latency(1);
     run(async {
-        let (db, faulty) = open_faulty(&disk, &clock).await;
         fail_commit(&faulty, 1);
         let puts = (0..20u8).map(|i| {
             let db = db.clone();
@@ -78,10 +73,9 @@ fn a_version_whose_commit_was_in_flight_survives_the_failure_of_the_next_commit(
     // The first put's commit is in flight when the second overwrites the key; that commit lands,
     // the next (the second put's) fails: the rollback stops at the first put's version, which
     // the overwrite must not have pruned.
-    let disk = MemoryStore::new().with_latency(1);
-    let clock = FakeClock::new(T0);
+    let (db, faulty, clock) = open_faulty(DbOptions::default());
+    faulty.inner().set_latency(1);
     run(async {
-        let (db, faulty) = open_faulty(&disk, &clock).await;
         fail_commit(&faulty, 2);
         let (first, second) = futures::join!(db.put(b"k", b"first"), db.put(b"k", b"second"));
         assert!(first.is_ok(), "{first:?}");
@@ -89,11 +83,9 @@ fn a_version_whose_commit_was_in_flight_survives_the_failure_of_the_next_commit(
         assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"first"[..]));
         db.put(b"k", b"third").await.unwrap();
         db.close().await.unwrap();
-        let db = Db::open(disk.clone(), clock.clone(), DbOptions::default())
-            .await
-            .unwrap();
-        assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"third"[..]));
     });
+    let db = reopen(faulty.inner(), &clock, DbOptions::default());
+    assert_eq!(run(db.get(b"k")).unwrap().as_deref(), Some(&b"third"[..]));
 }
 
 #[test]
@@ -118,11 +110,9 @@ fn a_flush_beside_a_failing_commit_never_makes_the_failed_write_durable() {
         flush.unwrap();
         assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"old"[..]));
         db.close().await.unwrap();
-        let db = Db::open(disk.clone(), clock.clone(), DbOptions::default())
-            .await
-            .unwrap();
-        assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"old"[..]));
     });
+    let db = reopen(&disk, &clock, DbOptions::default());
+    assert_eq!(run(db.get(b"k")).unwrap().as_deref(), Some(&b"old"[..]));
 }
 
 #[test]

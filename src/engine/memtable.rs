@@ -277,12 +277,12 @@ impl Memtable {
         let mut removed = 0;
         self.map.retain(|key, versions| {
             let mut keep = |v: &MemVersion| {
-                let keep = v.seq <= seq;
-                if !keep {
+                let durable = v.seq <= seq;
+                if !durable {
                     freed += v.charge(key.len());
                     removed += 1;
                 }
-                keep
+                durable
             };
             match versions {
                 Versions::One(v) => keep(v),

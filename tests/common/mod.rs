@@ -24,14 +24,14 @@ pub fn reopen(store: &MemoryStore, clock: &FakeClock, options: DbOptions) -> Db 
     run(Db::open(store.clone(), clock.clone(), options)).expect("reopen")
 }
 
-/// A database with default options on `disk` seen through a [`FaultyStore`], no fault planned
-/// yet, and that store (to plan faults on, see [`fail_commit`]).
-pub async fn open_faulty(disk: &MemoryStore, clock: &FakeClock) -> (Db, FaultyStore<MemoryStore>) {
-    let faulty = FaultyStore::new(disk.clone(), FaultPlan::default());
-    let db = Db::open(faulty.clone(), clock.clone(), DbOptions::default())
-        .await
-        .expect("open");
-    (db, faulty)
+/// A fresh database on an in-memory store seen through a [`FaultyStore`], no fault planned yet;
+/// the faulty store (to plan faults on, see [`fail_commit`]; `inner()` is the store to reopen on)
+/// and the clock.
+pub fn open_faulty(options: DbOptions) -> (Db, FaultyStore<MemoryStore>, FakeClock) {
+    let store = FaultyStore::new(MemoryStore::new(), FaultPlan::default());
+    let clock = FakeClock::new(T0);
+    let db = run(Db::open(store.clone(), clock.clone(), options)).expect("open");
+    (db, store, clock)
 }
 
 /// Plan the `nth` store commit from now on (1: the next) to fail.
