@@ -387,6 +387,11 @@ export interface Stats {
   rowCacheBytes: number;
   rowCacheHits: number;
   rowCacheMisses: number;
+  /**
+   * Bytes held by the point indexes of SSTs read often on memory storage (where each key lies;
+   * the server entries' engine; 0 in browsers and on other storage).
+   */
+  pointIndexBytes: number;
   /** The levels, L0 first. */
   levels: LevelStats[];
   /**

@@ -11,7 +11,8 @@
 //! 1. Plain data and rules, which know nothing of the engine's state: `options` (what callers
 //!    ask for and get back, the expire hook, shared tunables), `keys` (the internal key space),
 //!    `memtable`, `retention` (which versions survive), `version` (the SSTs by level),
-//!    `page_cache`, `row_cache`, `sst_writer`, `wal` (the WAL's bookkeeping), `batch`, `notify` (async locks),
+//!    `page_cache`, `row_cache`, `point_index` (where an SST's keys lie), `sst_writer`, `wal` (the
+//!    WAL's bookkeeping), `batch`, `notify` (async locks),
 //!    `work_slices`.
 //! 2. `state`: `Inner` and its mutable `State`, made of the above.
 //! 3. The parts that work on the state, each an `impl Inner` block in its own file: `recovery`
@@ -38,6 +39,8 @@ mod namespace;
 mod notify;
 mod options;
 mod page_cache;
+#[cfg(feature = "point-index")]
+mod point_index;
 mod purge;
 mod read;
 mod reclaim;

@@ -18,6 +18,8 @@
 use super::memtable::{is_live, MemVersion};
 use super::memtable_filter::MemtableFilter;
 use super::page_cache::CacheFill;
+#[cfg(feature = "point-index")]
+use super::point_index::PointIndex;
 use super::state::Inner;
 use super::version::{SstHandle, Version};
 use crate::error::{Error, Result};
@@ -207,6 +209,18 @@ impl Inner {
         if key < sst.first_key() || key > sst.last_key() {
             return Ok(None);
         }
+        #[cfg(feature = "point-index")]
+        if let Some(index) = sst.point_index(|sst| self.build_point_index(sst))? {
+            for (page_index, row_index) in index.candidates(hash) {
+                let page = self.load_page(sst, page_index, CacheFill::Keep).await?;
+                if page.key(row_index)? == key {
+                    return self
+                        .newest_from(sst, key, read_seq, page_index, page, row_index)
+                        .await;
+                }
+            }
+            return Ok(None);
+        }
         if sst
             .meta
             .key_filter
@@ -215,14 +229,30 @@ impl Inner {
         {
             return Ok(None);
         }
-        let pages = &sst.meta.pages;
-        let mut index = sst.page_for(key);
-        while let Some(page_ref) = pages.get(index) {
-            if page_ref.first_key.as_slice() > key {
-                break;
+        let index = sst.page_for(key);
+        match sst.meta.pages.get(index) {
+            Some(page_ref) if page_ref.first_key.as_slice() <= key => {
+                let page = self.load_page(sst, index, CacheFill::Keep).await?;
+                let row_index = page.lower_bound(key)?;
+                self.newest_from(sst, key, read_seq, index, page, row_index)
+                    .await
             }
-            let page = self.load_page(sst, index, CacheFill::Keep).await?;
-            let mut row_index = page.lower_bound(key)?;
+            _ => Ok(None),
+        }
+    }
+
+    /// The newest version of `key` at or below `read_seq` among its rows in `sst`, from row
+    /// `row_index` of `page` (data page `index`) on: no row of `key` lies before it.
+    async fn newest_from(
+        &self,
+        sst: &SstHandle,
+        key: &[u8],
+        read_seq: u64,
+        mut index: usize,
+        mut page: DataPage,
+        mut row_index: usize,
+    ) -> Result<Option<MemVersion>> {
+        loop {
             while row_index < page.len() {
                 let row = page.row(row_index)?;
                 if row.key != key {
@@ -234,7 +264,29 @@ impl Inner {
                 row_index += 1;
             }
             index += 1;
+            match sst.meta.pages.get(index) {
+                Some(page_ref) if page_ref.first_key.as_slice() <= key => {
+                    page = self.load_page(sst, index, CacheFill::Keep).await?;
+                    row_index = 0;
+                }
+                _ => return Ok(None),
+            }
         }
-        Ok(None)
+    }
+
+    /// `sst`'s [`PointIndex`] if the store shares every one of its pages (see `point_index.rs`).
+    #[cfg(feature = "point-index")]
+    fn build_point_index(&self, sst: &SstHandle) -> Result<Option<PointIndex>> {
+        let mut pages = alloc::vec::Vec::with_capacity(sst.meta.pages.len());
+        for index in 0..sst.meta.pages.len() {
+            let index = u32::try_from(index).map_err(|_| {
+                Error::corruption("too many pages").context(PageId::sst_meta(sst.id()))
+            })?;
+            match self.shared_page(sst, index) {
+                Some(page) => pages.push(page?),
+                None => return Ok(None),
+            }
+        }
+        PointIndex::build(sst.meta.row_count, &pages)
     }
 }

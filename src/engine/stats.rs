@@ -63,6 +63,10 @@ pub struct Stats {
     /// tombstones of entries handled before that they had to pass. Beside the number of keys
     /// they removed, it shows what a purge costs (O(expired keys), whatever their expiries).
     pub purge_rows_walked: u64,
+    /// Bytes held by the point indexes of the SSTs in the tree (where each key lies, built in
+    /// memory for SSTs read often on a store that shares its pages; 0 without the
+    /// `point-index` feature).
+    pub point_index_bytes: usize,
     /// The levels.
     pub levels: Vec<LevelStats>,
 }
@@ -86,6 +90,13 @@ impl Inner {
             row_cache_hits,
             row_cache_misses,
             purge_rows_walked: st.purge_rows_walked,
+            point_index_bytes: st
+                .version
+                .levels
+                .iter()
+                .flatten()
+                .map(|s| s.point_index_bytes())
+                .sum(),
             levels: st
                 .version
                 .levels

@@ -150,7 +150,7 @@ test("getMany keeps the order of its keys; stats describes the tree; off removes
   const stats = await db.stats();
   assert.equal(typeof stats.memtableBytes, "number");
   assert.equal(typeof stats.walBytes, "number");
-  for (const key of ["cacheBytes", "rowCacheBytes", "rowCacheHits", "rowCacheMisses"]) assert.equal(typeof stats[key], "number", key);
+  for (const key of ["cacheBytes", "rowCacheBytes", "rowCacheHits", "rowCacheMisses", "pointIndexBytes"]) assert.equal(typeof stats[key], "number", key);
   const ssts = stats.levels.flatMap((l) => l.ssts);
   assert.ok(ssts.length >= 1);
   for (const key of ["id", "bytes", "rows", "minExpireAt", "maxExpireAt", "expiryPercentiles"]) assert.ok(key in ssts[0], key);

@@ -137,6 +137,11 @@ pub(super) fn stats_object(s: &Stats) -> JsValue {
         "rowCacheMisses",
         &JsValue::from_f64(s.row_cache_misses as f64),
     );
+    set(
+        &o,
+        "pointIndexBytes",
+        &JsValue::from_f64(s.point_index_bytes as f64),
+    );
     let levels: Array = s
         .levels
         .iter()
