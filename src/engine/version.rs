@@ -2,6 +2,7 @@
 //! shared behind `Rc`. Readers clone the `Rc` and keep a consistent view; an SST's pages are
 //! deleted only once no version or reader holds its [`SstHandle`] any more.
 
+use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::RefCell;
@@ -25,6 +26,10 @@ use crate::store::PageId;
 pub(crate) struct SstHandle {
     pub meta: SstMeta,
     bytes: u64,
+    /// Its first and last keys, copied out of the page list: a point read compares them with
+    /// its key in every level's binary search, and here they are one load away, not three.
+    first_key: Box<[u8]>,
+    last_key: Box<[u8]>,
     last_key_search: SearchAid,
     /// Shared pages by index, each decoded once: a later read of one finds it here instead of
     /// searching the store's map and reading the page's header again. They hold the store's own
@@ -62,6 +67,8 @@ impl SstHandle {
     pub(crate) fn new(meta: SstMeta) -> SstHandle {
         let bytes = meta.data_bytes();
         SstHandle {
+            first_key: meta.first_key().unwrap_or(&[]).into(),
+            last_key: meta.last_key().unwrap_or(&[]).into(),
             meta,
             bytes,
             last_key_search: SearchAid::default(),
@@ -140,11 +147,11 @@ impl SstHandle {
     }
 
     pub(crate) fn first_key(&self) -> &[u8] {
-        self.meta.first_key().unwrap_or(&[])
+        &self.first_key
     }
 
     pub(crate) fn last_key(&self) -> &[u8] {
-        self.meta.last_key().unwrap_or(&[])
+        &self.last_key
     }
 
     /// Whether `[lo, hi]` (inclusive) overlaps this SST's key range.
