@@ -20,23 +20,26 @@ use crate::error::Result;
 use crate::format::{key_hash, DataPage};
 
 /// Where the rows of one SST's keys lie, by [`key_hash`]: open addressing, linear probing. A
-/// slot is `0` (empty) or a fingerprint of the hash (never 0) in the high 32 bits and the key's
-/// newest row's page and row index in 16 bits each.
+/// slot is `0` (empty) or, from the high bits down, a fingerprint of the hash (16 bits, never
+/// 0), the data page of the key's newest row (16 bits) and where that row begins in the page's
+/// rows area (32 bits, as [`DataPage::row_at`] takes it: the read goes to the row's bytes
+/// without reading the page's offsets).
 #[derive(Debug)]
 pub(crate) struct PointIndex {
     slots: Box<[u64]>,
 }
 
-/// The fingerprint kept of `hash` (its high half, never 0: 0 marks an empty slot).
+/// The fingerprint kept of `hash` (its top 16 bits, never 0: 0 marks an empty slot). The slot is
+/// chosen by the low bits. A slot of another key with the same fingerprint costs its reader one
+/// key comparison, about once in 65,536 slots probed.
 fn fingerprint(hash: u64) -> u64 {
-    (hash >> 32) | 1
+    (hash >> 48) | 1
 }
 
 impl PointIndex {
     /// The index of the rows of `pages` (an SST's data pages in order, `rows` rows in all), or
-    /// `None` where a position does not fit its 16 bits (an SST of more than 65,536 pages, or a
-    /// page of more rows). A key's versions lie next to each other, newest first: the index
-    /// points at the first.
+    /// `None` where a position does not fit its bits (an SST of more than 65,536 pages). A key's
+    /// versions lie next to each other, newest first: the index points at the first.
     pub(crate) fn build(rows: u64, pages: &[DataPage]) -> Result<Option<PointIndex>> {
         let Some(capacity) = usize::try_from(rows)
             .ok()
@@ -48,31 +51,29 @@ impl PointIndex {
         let mut index = PointIndex {
             slots: vec![0; capacity].into_boxed_slice(),
         };
-        let mut previous: Option<(&DataPage, usize)> = None;
+        let mut previous: Option<&[u8]> = None;
         let mut filled = 0usize;
         for (page_index, page) in pages.iter().enumerate() {
             let Ok(page_bits) = u16::try_from(page_index) else {
                 return Ok(None);
             };
-            for row in 0..page.len() {
-                let Ok(row_bits) = u16::try_from(row) else {
+            let mut at = 0;
+            while at < page.rows_len() {
+                let (row, next) = page.row_at(at)?;
+                let Ok(at_bits) = u32::try_from(at) else {
                     return Ok(None);
                 };
-                let key = page.key(row)?;
-                let older = match &previous {
-                    Some((p, r)) => p.key(*r)? == key,
-                    None => false,
-                };
-                if !older {
+                if previous != Some(row.key) {
                     filled += 1;
                     // More distinct keys than the metadata's row count: the table could fill.
                     if filled > capacity - capacity / 8 {
                         return Ok(None);
                     }
-                    let position = u64::from(page_bits) << 16 | u64::from(row_bits);
-                    index.insert(key_hash(key), position);
+                    let position = u64::from(page_bits) << 32 | u64::from(at_bits);
+                    index.insert(key_hash(row.key), position);
                 }
-                previous = Some((page, row));
+                previous = Some(row.key);
+                at = next;
             }
         }
         Ok(Some(index))
@@ -84,12 +85,12 @@ impl PointIndex {
         while self.slots[at] != 0 {
             at = (at + 1) & mask;
         }
-        self.slots[at] = fingerprint(hash) << 32 | position;
+        self.slots[at] = fingerprint(hash) << 48 | position;
     }
 
-    /// The positions (data page, row) that may hold the newest row of the key whose
-    /// [`key_hash`] is `hash`, in probe order: the caller compares the key at each. None left
-    /// means the SST does not hold the key.
+    /// The places (data page, offset in its rows area) where the newest row of the key whose
+    /// [`key_hash`] is `hash` may begin, in probe order: the caller compares the key at each.
+    /// None left means the SST does not hold the key.
     pub(crate) fn candidates(&self, hash: u64) -> impl Iterator<Item = (usize, usize)> + '_ {
         let mask = self.slots.len() - 1;
         let wanted = fingerprint(hash);
@@ -97,8 +98,13 @@ impl PointIndex {
         (0..self.slots.len())
             .map(move |i| self.slots[(start + i) & mask])
             .take_while(|&slot| slot != 0)
-            .filter(move |&slot| slot >> 32 == wanted)
-            .map(|slot| ((slot >> 16 & 0xffff) as usize, (slot & 0xffff) as usize))
+            .filter(move |&slot| slot >> 48 == wanted)
+            .map(|slot| {
+                (
+                    (slot >> 32 & 0xffff) as usize,
+                    (slot & 0xffff_ffff) as usize,
+                )
+            })
     }
 
     /// The bytes the index holds.
@@ -129,11 +135,23 @@ mod tests {
         DataPage::decode_trusted(Rc::new(builder.finish())).unwrap()
     }
 
+    /// Where `index` says `key`'s newest row is: (page, row index).
     fn positions(index: &PointIndex, key: &[u8], pages: &[DataPage]) -> Vec<(usize, usize)> {
         index
             .candidates(key_hash(key))
-            .filter(|&(p, r)| pages[p].key(r).unwrap() == key)
+            .filter(|&(p, at)| pages[p].row_at(at).unwrap().0.key == key)
+            .map(|(p, at)| {
+                let row = (0..pages[p].len())
+                    .find(|&r| pages[p].row_at(offset_of(&pages[p], r)).unwrap().1 > at)
+                    .unwrap();
+                (p, row)
+            })
             .collect()
+    }
+
+    /// Where row `row` of `page` begins in its rows area.
+    fn offset_of(page: &DataPage, row: usize) -> usize {
+        (0..row).fold(0, |at, _| page.row_at(at).unwrap().1)
     }
 
     #[test]

@@ -211,12 +211,29 @@ impl Inner {
         }
         #[cfg(feature = "point-index")]
         if let Some(index) = sst.point_index(|sst| self.build_point_index(sst))? {
-            for (page_index, row_index) in index.candidates(hash) {
+            for (page_index, at) in index.candidates(hash) {
                 let page = self.load_page(sst, page_index, CacheFill::Keep).await?;
-                if page.key(row_index)? == key {
-                    return self
-                        .newest_from(sst, key, read_seq, page_index, page, row_index)
-                        .await;
+                let (mut row, mut next) = page.row_at(at)?;
+                if row.key != key {
+                    continue;
+                }
+                // The key's rows, newest first, walked by their places in the page.
+                loop {
+                    if row.seq <= read_seq {
+                        return Ok(Some(MemVersion::of_row(&row)));
+                    }
+                    if next == page.rows_len() {
+                        // Versions too new to the end of the page: they may run on into the
+                        // next (rare: a key with many versions a snapshot holds).
+                        let row_index = page.lower_bound(key)?;
+                        return self
+                            .newest_from(sst, key, read_seq, page_index, page, row_index)
+                            .await;
+                    }
+                    (row, next) = page.row_at(next)?;
+                    if row.key != key {
+                        return Ok(None);
+                    }
                 }
             }
             return Ok(None);

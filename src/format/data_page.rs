@@ -354,6 +354,26 @@ impl DataPage {
             .ok_or_else(|| Error::corruption("data page: row offset out of bounds"))
     }
 
+    /// The row that begins `at` bytes into the rows area (an offset a walk of the rows from 0
+    /// reached, as [`row_at`](Self::row_at) gives them), and where the next begins: the end of
+    /// the rows area ([`rows_len`](Self::rows_len)) after the last. Reads no offset: a row
+    /// found by its place reads its own bytes only.
+    pub fn row_at(&self, at: usize) -> Result<(RowRef<'_>, usize)> {
+        let rows = self
+            .bytes
+            .get(HEADER_LEN..self.rows_end)
+            .and_then(|rows| rows.get(at..))
+            .filter(|rest| !rest.is_empty())
+            .ok_or_else(|| Error::invalid("row offset out of range"))?;
+        let (row, used) = decode_row(rows, self.features)?;
+        Ok((row, at + used))
+    }
+
+    /// The length of the rows area: where [`row_at`](Self::row_at)'s walk ends.
+    pub fn rows_len(&self) -> usize {
+        self.rows_end - HEADER_LEN
+    }
+
     /// Row `index`. `InvalidArgument` ("row index out of range") if `index >= len()`.
     pub fn row(&self, index: usize) -> Result<RowRef<'_>> {
         decode_row(self.row_bytes(index)?, self.features).map(|(row, _)| row)
@@ -445,6 +465,24 @@ mod tests {
             pushed.push(r);
         }
         pushed
+    }
+
+    #[test]
+    fn a_walk_of_the_rows_by_their_places_visits_every_row_in_order_and_ends_at_the_rows_end() {
+        let rows: Vec<Row> = (0..20).map(|i| row(&[b'k', i as u8], i + 1)).collect();
+        let page = DataPage::decode(build(&rows)).unwrap();
+        let mut at = 0;
+        for (index, expected) in rows.iter().enumerate() {
+            let (got, next) = page.row_at(at).unwrap();
+            assert_eq!(got, page.row(index).unwrap());
+            assert_eq!(got, expected.as_ref());
+            assert!(next > at);
+            at = next;
+        }
+        assert_eq!(at, page.rows_len());
+        let past = page.row_at(at).unwrap_err();
+        assert_eq!(past.kind(), ErrorKind::InvalidArgument);
+        assert!(page.row_at(usize::MAX).is_err());
     }
 
     #[test]
