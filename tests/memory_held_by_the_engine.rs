@@ -236,9 +236,9 @@ fn held_by_reading_everything(copies_only: bool) -> usize {
 fn reads_from_memory_storage_hold_no_second_copy_of_its_pages() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let in_place = held_by_reading_everything(false);
-    // What reads add is each page's search aid (`KeyPrefixes`: eight bytes a row and a few words
-    // a page, about 16 bytes a key here) and the row cache (at most its budget), not a copy of
-    // the pages (about 10 MB).
+    // What reads add is the search aids (each page's `KeyPrefixes`, eight bytes a row, for the
+    // pages searched before an SST's point index is built; the point index, 10 to 20 bytes a
+    // row) and the row cache (at most its budget), not a copy of the pages (about 10 MB).
     assert!(
         in_place < 64 * 1024 + 24 * KEYS + relaxed().row_cache_bytes,
         "reading every key of a sharing store left {in_place} bytes held"

@@ -8,7 +8,11 @@
 //! goes stale. `read.rs` builds one only where the store shares its pages (every page already in
 //! this process's memory: building reads nothing from storage) and only once lookups show the
 //! SST is read often ([`SstHandle::point_index`](super::version::SstHandle::point_index)).
-//! It costs eight bytes a slot, one to two and a half slots a key.
+//! It costs eight bytes a slot, one and a quarter to two and a half slots a row (a key's older
+//! versions and its expiry-index entry are rows too). A build reads every row once, in one go
+//! (a few tens of nanoseconds a row natively): an SST of more than [`MAX_INDEXED_ROWS`] rows,
+//! far above what the default `sst_target_bytes` writes, is searched as before instead, so no
+//! read waits long for one.
 //!
 //! With the `point-index` feature off (the browser's engine, whose pages come from IndexedDB
 //! and whose code size is counted) there is no index and reads search as before.
@@ -18,6 +22,9 @@ use alloc::vec;
 
 use crate::error::Result;
 use crate::format::{key_hash, DataPage};
+
+/// The most rows an indexed SST has (see the module docs).
+pub(crate) const MAX_INDEXED_ROWS: u64 = 1 << 17;
 
 /// Where the rows of one SST's keys lie, by [`key_hash`]: open addressing, linear probing. A
 /// slot is `0` (empty) or, from the high bits down, a fingerprint of the hash (16 bits, never
@@ -31,16 +38,19 @@ pub(crate) struct PointIndex {
 
 /// The fingerprint kept of `hash` (its top 16 bits, never 0: 0 marks an empty slot). The slot is
 /// chosen by the low bits. A slot of another key with the same fingerprint costs its reader one
-/// key comparison, about once in 65,536 slots probed.
+/// key comparison, about once in 32,768 slots probed (15 bits vary).
 fn fingerprint(hash: u64) -> u64 {
     (hash >> 48) | 1
 }
 
 impl PointIndex {
     /// The index of the rows of `pages` (an SST's data pages in order, `rows` rows in all), or
-    /// `None` where a position does not fit its bits (an SST of more than 65,536 pages). A key's
+    /// `None` for an SST of more than [`MAX_INDEXED_ROWS`] rows or 65,536 pages. A key's
     /// versions lie next to each other, newest first: the index points at the first.
     pub(crate) fn build(rows: u64, pages: &[DataPage]) -> Result<Option<PointIndex>> {
+        if rows > MAX_INDEXED_ROWS || pages.len() > usize::from(u16::MAX) + 1 {
+            return Ok(None);
+        }
         let Some(capacity) = usize::try_from(rows)
             .ok()
             .and_then(|rows| rows.checked_add(rows / 4 + 1))
@@ -183,6 +193,14 @@ mod tests {
         for i in 3000..6000u32 {
             assert!(positions(&index, &i.to_be_bytes(), &pages).is_empty());
         }
+    }
+
+    #[test]
+    fn an_sst_of_more_rows_than_an_index_may_cover_builds_none() {
+        let pages = [page(&[(b"a", 1)])];
+        assert!(PointIndex::build(MAX_INDEXED_ROWS + 1, &pages)
+            .unwrap()
+            .is_none());
     }
 
     #[test]

@@ -210,7 +210,7 @@ impl Inner {
             return Ok(None);
         }
         #[cfg(feature = "point-index")]
-        if let Some(index) = sst.point_index(|sst| self.build_point_index(sst))? {
+        if let Some(index) = sst.point_index(|sst| self.build_point_index(sst)) {
             for (page_index, at) in index.candidates(hash) {
                 let page = self.load_page(sst, page_index, CacheFill::Keep).await?;
                 let (mut row, mut next) = page.row_at(at)?;

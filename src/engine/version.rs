@@ -80,25 +80,26 @@ impl SstHandle {
         }
     }
 
-    /// Its [`PointIndex`], built by `build` (`None`: it cannot be, as where the store does not
-    /// share its pages) at the lookup that shows it is read often, counted by each call. An error
-    /// building it is the lookup's: a page that does not decode fails the search anyway.
+    /// Its [`PointIndex`], built by `build` at the lookup that shows it is read often (counted
+    /// by each call). `None` where it cannot be: the store does not share its pages, the SST is
+    /// too large, or a page would not decode (an error building it is kept as "no index": the
+    /// search meets that page, and fails, only for the keys that lie on it).
     #[cfg(feature = "point-index")]
     pub(crate) fn point_index(
         &self,
         build: impl FnOnce(&SstHandle) -> Result<Option<PointIndex>>,
-    ) -> Result<Option<&PointIndex>> {
+    ) -> Option<&PointIndex> {
         if let Some(built) = self.point_index.get() {
-            return Ok(built.as_ref());
+            return built.as_ref();
         }
         let lookups = self.lookups.get() + 1;
         self.lookups.set(lookups);
         let due = (self.meta.row_count / LOOKUPS_PER_ROW_BEFORE_INDEX).max(LOOKUPS_BEFORE_INDEX);
         if lookups < due {
-            return Ok(None);
+            return None;
         }
-        let built = build(self)?;
-        Ok(self.point_index.get_or_init(|| built).as_ref())
+        let built = build(self).unwrap_or(None);
+        self.point_index.get_or_init(|| built).as_ref()
     }
 
     /// The index of the first data page whose last key is `>= key` (the only page that can hold
@@ -191,5 +192,69 @@ impl Version {
     /// The deepest level holding any SST.
     pub(crate) fn deepest_nonempty(&self) -> Option<usize> {
         self.levels.iter().rposition(|l| !l.is_empty())
+    }
+}
+
+#[cfg(all(test, feature = "point-index"))]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use crate::format::{RowFeatures, FORMAT_VERSION};
+    use core::cell::Cell;
+
+    fn handle(rows: u64) -> SstHandle {
+        SstHandle::new(SstMeta {
+            id: 1,
+            format_version: FORMAT_VERSION,
+            row_features: RowFeatures::V1_WITH_EXPIRY,
+            creation_ts: 0,
+            min_ts: 0,
+            max_ts: 0,
+            min_seq: 1,
+            max_seq: 1,
+            min_expire_at: None,
+            max_expire_at: None,
+            row_count: rows,
+            tombstone_count: 0,
+            ttl_row_count: 0,
+            expiry_percentiles: None,
+            pages: Vec::new(),
+            key_filter: None,
+        })
+    }
+
+    #[test]
+    fn an_index_is_built_once_at_the_lookup_that_shows_the_sst_is_read_often() {
+        let sst = handle(16 * 100);
+        let builds = Cell::new(0);
+        let build = |_: &SstHandle| {
+            builds.set(builds.get() + 1);
+            Ok(None)
+        };
+        for _ in 0..99 {
+            assert!(sst.point_index(build).is_none());
+        }
+        assert_eq!(builds.get(), 0, "a sixteenth of the rows: 100 lookups");
+        assert!(sst.point_index(build).is_none());
+        assert_eq!(builds.get(), 1);
+        for _ in 0..1_000 {
+            assert!(sst.point_index(build).is_none());
+        }
+        assert_eq!(builds.get(), 1, "\"no index\" is kept too");
+    }
+
+    #[test]
+    fn a_build_that_fails_leaves_the_sst_without_an_index_and_is_not_tried_again() {
+        let sst = handle(0);
+        let builds = Cell::new(0);
+        let build = |_: &SstHandle| {
+            builds.set(builds.get() + 1);
+            Err(Error::corruption("a damaged row"))
+        };
+        for _ in 0..1_000 {
+            assert!(sst.point_index(build).is_none());
+        }
+        assert_eq!(builds.get(), 1);
+        assert_eq!(sst.point_index_bytes(), 0);
     }
 }
