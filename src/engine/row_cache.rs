@@ -13,6 +13,11 @@
 //! have from the levels. Keys of a dropped or cleared keyspace are never asked for again (their
 //! ids are never reused) and leave as other keys take their slots.
 //!
+//! A probe reads the set's two tags (each slot's hash, in an array of their own) before it
+//! reads a slot: a miss, most reads of keys spread evenly over many more than it holds, touches
+//! no slot. A tag that disagreed with its slot could only hide the entry from reads and writes
+//! alike (both find it by the tag), never show a stale one.
+//!
 //! Set-associative, two ways, with a second chance: a fill replaces a way not read since the
 //! last fill passed it, so the keys read most stay while keys read once come and go. Before
 //! that, a doorkeeper (TinyLFU's) admits to a full set only keys missed twice lately: reads
@@ -57,6 +62,13 @@ pub(crate) struct RowCache {
     /// filled yet).
     #[cfg(feature = "row-cache")]
     slots: Vec<Option<Slot>>,
+    /// Each slot's entry's hash, `| 1` (never 0), or 0 for an empty slot: a probe reads these
+    /// two words, side by side in a small array, before it reads a slot, so a miss (most reads
+    /// of keys spread evenly) touches no slot at all. Kept with the slots by
+    /// [`set_slot`](Self::set_slot) and [`take_slot`](Self::take_slot), the only writers of
+    /// either.
+    #[cfg(feature = "row-cache")]
+    tags: Vec<u64>,
     /// The number of slots once the first fill allocates them.
     #[cfg(feature = "row-cache")]
     slot_count: usize,
@@ -103,10 +115,17 @@ impl Slot {
     }
 }
 
-/// The bytes a cache of `slots` slots and `words` doorkeeper words holds whatever its entries.
+/// The bytes a cache of `slots` slots (and their tags) and `words` doorkeeper words holds
+/// whatever its entries.
 #[cfg(feature = "row-cache")]
 fn fixed_bytes(slots: usize, words: usize) -> usize {
-    slots * core::mem::size_of::<Option<Slot>>() + words * 8
+    slots * (core::mem::size_of::<Option<Slot>>() + 8) + words * 8
+}
+
+/// The tag of an entry of `hash` (see `RowCache::tags`).
+#[cfg(feature = "row-cache")]
+fn tag(hash: u64) -> u64 {
+    hash | 1
 }
 
 /// `bytes` in `buf`'s allocation: an entry's old buffers take the new one's bytes, so a warm
@@ -140,6 +159,7 @@ impl RowCache {
         };
         RowCache {
             slots: Vec::new(),
+            tags: Vec::new(),
             slot_count,
             seen: Vec::new(),
             seen_count: 0,
@@ -163,11 +183,14 @@ impl RowCache {
             return None;
         }
         let (a, b) = self.ways(hash);
+        let wanted = tag(hash);
         [a, b].into_iter().find(|&i| {
-            self.slots
-                .get(i)
-                .and_then(Option::as_ref)
-                .is_some_and(|s| s.hash == hash && s.key == key)
+            self.tags.get(i) == Some(&wanted)
+                && self
+                    .slots
+                    .get(i)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|s| s.hash == hash && s.key == key)
         })
     }
 
@@ -222,6 +245,7 @@ impl RowCache {
                 return;
             }
             self.slots.resize_with(self.slot_count, || None);
+            self.tags = alloc::vec![0; self.slot_count];
             self.seen = alloc::vec![0; words];
             self.bytes = fixed;
         }
@@ -234,9 +258,7 @@ impl RowCache {
         let (a, b) = self.ways(hash);
         // A set with a free way takes the key at once while the budget has room for it: it
         // displaces nothing. Else only a key the doorkeeper saw miss before.
-        let free = [a, b]
-            .iter()
-            .any(|&i| matches!(self.slots.get(i), Some(None)));
+        let free = [a, b].iter().any(|&i| self.tags.get(i) == Some(&0));
         let at_once = free && self.bytes + size <= self.budget;
         // Only then asked: the doorkeeper notes a key it is asked about.
         if !at_once && !self.admit(hash) {
@@ -268,7 +290,7 @@ impl RowCache {
             }
             return;
         };
-        let (key_buf, value_buf) = match self.slots.get_mut(i).and_then(Option::take) {
+        let (key_buf, value_buf) = match self.take_slot(i) {
             Some(old) => {
                 self.bytes -= old.charge();
                 (old.key, old.version.value)
@@ -284,9 +306,7 @@ impl RowCache {
         self.make_room(entry.charge(), i);
         if self.bytes + entry.charge() <= self.budget {
             self.bytes += entry.charge();
-            if let Some(slot) = self.slots.get_mut(i) {
-                *slot = Some(entry);
-            }
+            self.set_slot(i, entry);
         }
     }
 
@@ -308,16 +328,14 @@ impl RowCache {
             if at == keep {
                 continue;
             }
-            let Some(slot) = self.slots.get_mut(at) else {
-                continue;
-            };
-            match slot {
-                Some(s) if s.used.get() => s.used.set(false),
-                Some(s) => {
-                    self.bytes -= s.charge();
-                    *slot = None;
+            match self.slots.get(at) {
+                Some(Some(s)) if s.used.get() => s.used.set(false),
+                Some(Some(_)) => {
+                    if let Some(s) = self.take_slot(at) {
+                        self.bytes -= s.charge();
+                    }
                 }
-                None => {}
+                _ => {}
             }
         }
     }
@@ -358,16 +376,33 @@ impl RowCache {
         slot.version = version_into(slot.version.value.take(), version);
         let after = slot.charge();
         if self.bytes - before + after > self.budget {
-            self.slots.get_mut(i).map(Option::take);
+            self.take_slot(i);
             self.bytes -= before;
         } else {
             self.bytes = self.bytes - before + after;
         }
     }
 
+    /// Put `entry` in slot `i` (and its tag).
+    fn set_slot(&mut self, i: usize, entry: Slot) {
+        if let (Some(slot), Some(t)) = (self.slots.get_mut(i), self.tags.get_mut(i)) {
+            *t = tag(entry.hash);
+            *slot = Some(entry);
+        }
+    }
+
+    /// Empty slot `i` (and its tag); what it held.
+    fn take_slot(&mut self, i: usize) -> Option<Slot> {
+        if let Some(t) = self.tags.get_mut(i) {
+            *t = 0;
+        }
+        self.slots.get_mut(i).and_then(Option::take)
+    }
+
     /// Forget everything (the memtable was rolled back).
     pub(crate) fn clear(&mut self) {
         self.slots = Vec::new();
+        self.tags = Vec::new();
         self.seen = Vec::new();
         self.seen_count = 0;
         self.bytes = 0;
