@@ -1,7 +1,9 @@
 //! The point-read path: memtables, then L0 newest first, then one SST per deeper level, through
 //! the page cache (or, where the store shares its pages, the pages where they lie). A memtable
 //! whose filter rules the key out is not searched (see `MemtableFilter`), and an SST whose key
-//! filter does is skipped without reading a page.
+//! filter does is skipped without reading a page. An SST with a point index (read often, on a
+//! store that shares its pages: see `PointIndex`) is not searched at all: the index gives the
+//! key's row, or says the SST does not hold it.
 //! It returns the newest version at or below a sequence number, raw (it may be a tombstone or
 //! expired): callers decide liveness at their read time.
 //!
@@ -12,7 +14,8 @@
 //! [`lookup_newest`](Inner::lookup_newest) (the row cache, then
 //! [`search_newest`](Inner::search_newest)), [`with_cached_newest`](Inner::with_cached_newest)
 //! (an answer lent from the row cache, or the hash for `search_newest`) and the private
-//! `lookup_hashed`, `lookup_in_version` and `lookup_in_sst`; of the state, it fills and reads
+//! `lookup_hashed`, `lookup_in_version`, `lookup_in_sst`, `newest_from` (a key's versions from
+//! a row on, over page boundaries) and `build_point_index`; of the state, it fills and reads
 //! `State::cache` (the page cache) and `State::rows` (the row cache).
 
 use super::memtable::{is_live, MemVersion};
