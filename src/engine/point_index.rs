@@ -48,7 +48,7 @@ impl PointIndex {
     /// `None` for an SST of more than [`MAX_INDEXED_ROWS`] rows or 65,536 pages. A key's
     /// versions lie next to each other, newest first: the index points at the first.
     pub(crate) fn build(rows: u64, pages: &[DataPage]) -> Result<Option<PointIndex>> {
-        if rows > MAX_INDEXED_ROWS || pages.len() > usize::from(u16::MAX) + 1 {
+        if !Self::may_cover(rows, pages.len()) {
             return Ok(None);
         }
         let Some(capacity) = usize::try_from(rows)
@@ -87,6 +87,12 @@ impl PointIndex {
             }
         }
         Ok(Some(index))
+    }
+
+    /// Whether an SST of `rows` rows in `pages` data pages may have an index: asked before its
+    /// pages are gathered, so an SST too large for one gathers none.
+    pub(crate) fn may_cover(rows: u64, pages: usize) -> bool {
+        rows <= MAX_INDEXED_ROWS && pages <= usize::from(u16::MAX) + 1
     }
 
     fn insert(&mut self, hash: u64, position: u64) {
@@ -197,6 +203,9 @@ mod tests {
 
     #[test]
     fn an_sst_of_more_rows_than_an_index_may_cover_builds_none() {
+        assert!(PointIndex::may_cover(MAX_INDEXED_ROWS, 1 << 16));
+        assert!(!PointIndex::may_cover(MAX_INDEXED_ROWS + 1, 1));
+        assert!(!PointIndex::may_cover(1, (1 << 16) + 1));
         let pages = [page(&[(b"a", 1)])];
         assert!(PointIndex::build(MAX_INDEXED_ROWS + 1, &pages)
             .unwrap()

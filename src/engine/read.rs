@@ -297,6 +297,9 @@ impl Inner {
     /// `sst`'s [`PointIndex`] if the store shares every one of its pages (see `point_index.rs`).
     #[cfg(feature = "point-index")]
     fn build_point_index(&self, sst: &SstHandle) -> Result<Option<PointIndex>> {
+        if !PointIndex::may_cover(sst.meta.row_count, sst.meta.pages.len()) {
+            return Ok(None);
+        }
         let mut pages = alloc::vec::Vec::with_capacity(sst.meta.pages.len());
         for index in 0..sst.meta.pages.len() {
             let index = u32::try_from(index).map_err(|_| {
