@@ -118,7 +118,13 @@ impl Versions {
 
 /// Whether a version is a live value at time `now`.
 pub(crate) fn is_live(v: &MemVersion, now: i64) -> bool {
-    v.value.is_some() && v.expire_at.is_none_or(|at| now < at)
+    live_value(v.expire_at, v.value.as_deref(), now).is_some()
+}
+
+/// The value a version (or a row) with `expire_at` and `value` (`None`: a tombstone) holds at
+/// time `now`: `None` if it is a tombstone or has expired.
+pub(crate) fn live_value(expire_at: Option<i64>, value: Option<&[u8]>, now: i64) -> Option<&[u8]> {
+    value.filter(|_| expire_at.is_none_or(|at| now < at))
 }
 
 /// The in-memory, sorted, multi-version write buffer.

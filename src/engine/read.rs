@@ -18,7 +18,7 @@
 //! a row on, over page boundaries) and `build_point_index`; of the state, it fills and reads
 //! `State::cache` (the page cache) and `State::rows` (the row cache).
 
-use super::memtable::{is_live, MemVersion};
+use super::memtable::{live_value, MemVersion};
 use super::memtable_filter::MemtableFilter;
 use super::page_cache::CacheFill;
 #[cfg(feature = "point-index")]
@@ -115,7 +115,7 @@ impl Inner {
         if let Some(v) = &found {
             let mut st = self.state.borrow_mut();
             if st.last_seq == read_seq {
-                st.rows.fill(key, hash, v);
+                st.rows.fill(hash, &v.row(key));
             }
         }
         Ok(found)
@@ -147,7 +147,7 @@ impl Inner {
         let now = now()?;
         let st = self.state.borrow();
         Ok(match st.rows.hit(key, hash, st.last_seq) {
-            Some(v) => Ok(f(is_live(v, now).then_some(v.value.as_deref()).flatten())),
+            Some(v) => Ok(f(live_value(v.expire_at, v.value.as_deref(), now))),
             // Only if `now` ran the app's code, and that changed the state: search instead.
             None => Err(hash),
         })
@@ -180,20 +180,9 @@ impl Inner {
         read_seq: u64,
     ) -> Result<Option<MemVersion>> {
         let hash = key_hash(key);
-        for (level, ssts) in version.levels.iter().enumerate() {
-            if level == 0 {
-                for sst in ssts {
-                    if let Some(v) = self.lookup_in_sst(sst, key, hash, read_seq).await? {
-                        return Ok(Some(v));
-                    }
-                }
-            } else {
-                let i = ssts.partition_point(|s| s.last_key() < key);
-                if let Some(sst) = ssts.get(i) {
-                    if let Some(v) = self.lookup_in_sst(sst, key, hash, read_seq).await? {
-                        return Ok(Some(v));
-                    }
-                }
+        for sst in ssts_for(version, key) {
+            if let Some(v) = self.lookup_in_sst(sst, key, hash, read_seq).await? {
+                return Ok(Some(v));
             }
         }
         Ok(None)
@@ -209,45 +198,11 @@ impl Inner {
         hash: u64,
         read_seq: u64,
     ) -> Result<Option<MemVersion>> {
-        if key < sst.first_key() || key > sst.last_key() {
-            return Ok(None);
-        }
-        #[cfg(feature = "point-index")]
-        if let Some(index) = sst.point_index(|sst| self.build_point_index(sst)) {
-            for (page_index, at) in index.candidates(hash) {
-                let page = self.load_page(sst, page_index, CacheFill::Keep).await?;
-                let (mut row, mut next) = page.row_at(at)?;
-                if row.key != key {
-                    continue;
-                }
-                // The key's rows, newest first, walked by their places in the page.
-                loop {
-                    if row.seq <= read_seq {
-                        return Ok(Some(MemVersion::of_row(&row)));
-                    }
-                    if next == page.rows_len() {
-                        // Versions too new to the end of the page: they may run on into the
-                        // next (rare: a key with many versions a snapshot holds).
-                        let row_index = page.lower_bound(key)?;
-                        return self
-                            .newest_from(sst, key, read_seq, page_index, page, row_index)
-                            .await;
-                    }
-                    (row, next) = page.row_at(next)?;
-                    if row.key != key {
-                        return Ok(None);
-                    }
-                }
-            }
-            return Ok(None);
-        }
-        if sst
-            .meta
-            .key_filter
-            .as_ref()
-            .is_some_and(|filter| !filter.may_contain_hash(hash))
-        {
-            return Ok(None);
+        match self.probe_at_once(sst, key, hash, read_seq)? {
+            Probe::Absent => return Ok(None),
+            #[cfg(feature = "point-index")]
+            Probe::At(page, at) => return Ok(Some(MemVersion::of_row(&page.row_at(at)?.0))),
+            Probe::Search => {}
         }
         let index = sst.page_for(key);
         match sst.meta.pages.get(index) {
@@ -259,6 +214,128 @@ impl Inner {
             }
             _ => Ok(None),
         }
+    }
+
+    /// What `sst` can tell of `key`'s newest version at or below `read_seq` without waiting:
+    /// that it holds none (the key lies outside its keys, or its key filter rules the key out),
+    /// or, through its point index, the row; else its pages have to be searched. `hash` is the
+    /// key's [`key_hash`].
+    fn probe_at_once(
+        &self,
+        sst: &SstHandle,
+        key: &[u8],
+        hash: u64,
+        read_seq: u64,
+    ) -> Result<Probe> {
+        if key < sst.first_key() || key > sst.last_key() {
+            return Ok(Probe::Absent);
+        }
+        #[cfg(feature = "point-index")]
+        if let Some(index) = sst.point_index(|sst| self.build_point_index(sst)) {
+            return self.indexed_row(sst, index, key, hash, read_seq);
+        }
+        // Only an index tells a version's row without a page.
+        #[cfg(not(feature = "point-index"))]
+        let _ = read_seq;
+        let ruled_out = sst
+            .meta
+            .key_filter
+            .as_ref()
+            .is_some_and(|filter| !filter.may_contain_hash(hash));
+        Ok(if ruled_out {
+            Probe::Absent
+        } else {
+            Probe::Search
+        })
+    }
+
+    /// [`probe_at_once`](Self::probe_at_once) through `sst`'s point index: its candidate rows,
+    /// then the key's rows newest first, walked by their places in the page. `Search` where
+    /// the versions too new for `read_seq` run to the end of a page (they may go on in the
+    /// next: rare, a key with many versions a snapshot holds), or where a page is not at hand
+    /// (never, as the index is only built where every page is shared).
+    #[cfg(feature = "point-index")]
+    fn indexed_row(
+        &self,
+        sst: &SstHandle,
+        index: &PointIndex,
+        key: &[u8],
+        hash: u64,
+        read_seq: u64,
+    ) -> Result<Probe> {
+        for (page_index, at) in index.candidates(hash) {
+            let Some(page) = u32::try_from(page_index)
+                .ok()
+                .and_then(|i| self.shared_page(sst, i))
+            else {
+                return Ok(Probe::Search);
+            };
+            let page = page?;
+            let (mut row, mut next) = page.row_at(at)?;
+            if row.key != key {
+                continue;
+            }
+            let mut row_at = at;
+            loop {
+                if row.seq <= read_seq {
+                    return Ok(Probe::At(page, row_at));
+                }
+                if next == page.rows_len() {
+                    return Ok(Probe::Search);
+                }
+                row_at = next;
+                (row, next) = page.row_at(next)?;
+                if row.key != key {
+                    return Ok(Probe::Absent);
+                }
+            }
+        }
+        Ok(Probe::Absent)
+    }
+
+    /// Where the store shares its pages and `key`'s SSTs have point indexes (memory storage,
+    /// read often): the newest version of internal key `key` there is, found without waiting,
+    /// `f` of its value if that is live at time `now` (`None`: absent, a tombstone or expired),
+    /// lent where it lies rather than copied, and kept in the row cache as
+    /// [`search_newest`](Self::search_newest) keeps it. `hash` is the key's
+    /// [`MemtableFilter::hash`]. `None` (nothing read but what a search reads again, `f` not
+    /// called) where a page has to be searched: then `search_newest`. For a `get` that missed
+    /// the row cache ([`with_cached_newest`](Self::with_cached_newest)); `f` must not call
+    /// into the engine.
+    #[cfg(feature = "point-index")]
+    pub(crate) fn with_searched_newest<R>(
+        &self,
+        key: &[u8],
+        hash: u64,
+        now: i64,
+        f: impl FnOnce(Option<&[u8]>) -> R,
+    ) -> Result<Option<R>> {
+        let (read_seq, version) = {
+            let st = self.state.borrow();
+            let read_seq = st.last_seq;
+            let in_memtable = st
+                .memtables_newest()
+                .find_map(|table| table.borrow().get(key, hash, read_seq).cloned());
+            if let Some(v) = in_memtable {
+                drop(st);
+                self.state.borrow_mut().rows.fill(hash, &v.row(key));
+                return Ok(Some(f(live_value(v.expire_at, v.value.as_deref(), now))));
+            }
+            (read_seq, st.version.clone())
+        };
+        let sst_hash = key_hash(key);
+        for sst in ssts_for(&version, key) {
+            match self.probe_at_once(sst, key, sst_hash, read_seq)? {
+                Probe::Absent => {}
+                Probe::At(page, at) => {
+                    let (row, _) = page.row_at(at)?;
+                    self.state.borrow_mut().rows.fill(hash, &row);
+                    return Ok(Some(f(live_value(row.expire_at, row.value, now))));
+                }
+                Probe::Search => return Ok(None),
+            }
+        }
+        Ok(Some(f(None)))
     }
 
     /// The newest version of `key` at or below `read_seq` among its rows in `sst`, from row
@@ -312,4 +389,34 @@ impl Inner {
         }
         PointIndex::build(sst.meta.row_count, &pages)
     }
+}
+
+/// What an SST tells of a key's version without waiting (see `Inner::probe_at_once`).
+enum Probe {
+    /// It holds no version of the key a read at its sequence number sees.
+    Absent,
+    /// The version begins at this byte of this page's rows (`DataPage::row_at`).
+    #[cfg(feature = "point-index")]
+    At(DataPage, usize),
+    /// Its pages have to be searched.
+    Search,
+}
+
+/// The SSTs of `version` that may hold `key`, in the order a read asks them: every SST of L0,
+/// newest first, then the one of each deeper level whose keys reach `key`.
+fn ssts_for<'v>(version: &'v Version, key: &'v [u8]) -> impl Iterator<Item = &'v SstHandle> {
+    version
+        .levels
+        .iter()
+        .enumerate()
+        .flat_map(move |(level, ssts)| {
+            let from = if level == 0 {
+                0
+            } else {
+                ssts.partition_point(|s| s.last_key() < key)
+            };
+            let to = if level == 0 { ssts.len() } else { from + 1 };
+            ssts.get(from..to.min(ssts.len())).unwrap_or_default()
+        })
+        .map(|sst| &**sst)
 }

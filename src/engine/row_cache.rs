@@ -38,6 +38,7 @@ use alloc::vec::Vec;
 use core::cell::Cell;
 
 use super::memtable::MemVersion;
+use crate::format::RowRef;
 
 /// A slot per this many bytes of the budget: room for entries of about 100 bytes of key and
 /// value, the sessions and cache entries this store is built for.
@@ -137,15 +138,14 @@ fn copy_into(mut buf: Vec<u8>, bytes: &[u8]) -> Vec<u8> {
     buf
 }
 
-/// A copy of `version`, its value in `buf`'s allocation (see [`copy_into`]).
+/// The version `row` holds, its value copied into `buf`'s allocation (see [`copy_into`]).
 #[cfg(feature = "row-cache")]
-fn version_into(buf: Option<Vec<u8>>, version: &MemVersion) -> MemVersion {
+fn version_into(buf: Option<Vec<u8>>, row: &RowRef<'_>) -> MemVersion {
     MemVersion {
-        value: version
-            .value
-            .as_deref()
-            .map(|v| copy_into(buf.unwrap_or_default(), v)),
-        ..*version
+        seq: row.seq,
+        ts: row.ts,
+        expire_at: row.expire_at,
+        value: row.value.map(|v| copy_into(buf.unwrap_or_default(), v)),
     }
 }
 
@@ -234,10 +234,13 @@ impl RowCache {
         (self.bytes, self.hits.get(), self.misses.get())
     }
 
-    /// Hold `version` as the newest of `key`: the caller read it at the newest sequence number
-    /// handed out, and no write began since. Passed over if the key's set holds two entries
-    /// read since the last fill passed them (they lose that mark), or if the budget is spent.
-    pub(crate) fn fill(&mut self, key: &[u8], hash: u64, version: &MemVersion) {
+    /// Hold the version `row` is as the newest of its key (`hash` the key's
+    /// [`MemtableFilter::hash`](super::memtable_filter::MemtableFilter::hash)): the caller read
+    /// it at the newest sequence number handed out, and no write began since. Copied only if
+    /// taken: passed over if the key's set holds two entries read since the last fill passed
+    /// them (they lose that mark), or if the budget is spent.
+    pub(crate) fn fill(&mut self, hash: u64, row: &RowRef<'_>) {
+        let key = row.key;
         if self.slots.is_empty() {
             let words = self.slot_count * DOORKEEPER_BITS_PER_SLOT / 64;
             let fixed = fixed_bytes(self.slot_count, words);
@@ -249,7 +252,7 @@ impl RowCache {
             self.seen = alloc::vec![0; words];
             self.bytes = fixed;
         }
-        let size = key.len() + version.value.as_ref().map_or(0, Vec::len);
+        let size = key.len() + row.value.map_or(0, <[u8]>::len);
         // An entry the budget could not hold even empty is passed over before anything is
         // taken out for it (read again and again, it would drain the cache for nothing).
         if fixed_bytes(self.slots.len(), self.seen.len()) + size > self.budget {
@@ -300,7 +303,7 @@ impl RowCache {
         let entry = Slot {
             hash,
             key: copy_into(key_buf, key),
-            version: version_into(value_buf, version),
+            version: version_into(value_buf, row),
             used: Cell::new(false),
         };
         self.make_room(entry.charge(), i);
@@ -373,7 +376,7 @@ impl RowCache {
             return;
         };
         let before = slot.charge();
-        slot.version = version_into(slot.version.value.take(), version);
+        slot.version = version_into(slot.version.value.take(), &version.row(key));
         let after = slot.charge();
         if self.bytes - before + after > self.budget {
             self.take_slot(i);
@@ -430,7 +433,7 @@ impl RowCache {
 
     pub(crate) fn missed(&self) {}
 
-    pub(crate) fn fill(&mut self, _key: &[u8], _hash: u64, _version: &MemVersion) {}
+    pub(crate) fn fill(&mut self, _hash: u64, _row: &RowRef<'_>) {}
 
     pub(crate) fn written(&mut self, _key: &[u8], _hash: u64, _version: &MemVersion) {}
 
@@ -464,7 +467,7 @@ mod tests {
     fn fill_with(cache: &mut RowCache, key: &[u8], version: &MemVersion) {
         let hash = MemtableFilter::hash(key);
         for _ in 0..2 {
-            cache.fill(key, hash, version);
+            cache.fill(hash, &version.row(key));
         }
     }
 
@@ -506,7 +509,7 @@ mod tests {
         let mut cache = RowCache::new(1 << 16);
         for other in same_set(key, cache.slot_count).take(2) {
             let hash = MemtableFilter::hash(&other);
-            cache.fill(&other, hash, &version(1, b"value"));
+            cache.fill(hash, &version(1, b"value").row(&other));
             // Not `holds`: a read would give it a second chance.
             assert!(
                 cache.holds(&other, hash, u64::MAX),
@@ -520,25 +523,25 @@ mod tests {
     fn a_key_missed_once_is_admitted_to_a_free_way_and_to_a_full_set_only_at_its_second_miss() {
         let mut cache = RowCache::new(1 << 16);
         let hash = MemtableFilter::hash(b"k");
-        cache.fill(b"k", hash, &version(1, b"value"));
+        cache.fill(hash, &version(1, b"value").row(b"k"));
         assert!(holds(&cache, b"k"));
         let mut cache = full_set_of(b"k");
-        cache.fill(b"k", hash, &version(1, b"value"));
+        cache.fill(hash, &version(1, b"value").row(b"k"));
         assert!(!holds(&cache, b"k"));
-        cache.fill(b"k", hash, &version(1, b"value"));
+        cache.fill(hash, &version(1, b"value").row(b"k"));
         assert!(holds(&cache, b"k"));
     }
 
     #[test]
     fn the_doorkeeper_forgets_the_first_misses_once_an_eighth_of_its_bits_are_set() {
         let mut cache = full_set_of(b"k");
-        cache.fill(b"k", MemtableFilter::hash(b"k"), &version(1, b"value"));
+        cache.fill(MemtableFilter::hash(b"k"), &version(1, b"value").row(b"k"));
         let mut others = (0u32..).map(|i| alloc::format!("key-{i}").into_bytes());
         while cache.seen_count != 0 {
             let key = others.next().unwrap();
-            cache.fill(&key, MemtableFilter::hash(&key), &version(1, b"value"));
+            cache.fill(MemtableFilter::hash(&key), &version(1, b"value").row(&key));
         }
-        cache.fill(b"k", MemtableFilter::hash(b"k"), &version(1, b"value"));
+        cache.fill(MemtableFilter::hash(b"k"), &version(1, b"value").row(b"k"));
         assert!(!holds(&cache, b"k"), "its first miss was forgotten");
     }
 

@@ -149,8 +149,9 @@ impl Db {
     }
 
     /// `get`, its value (`None`: absent or expired) handed to `f`: at once where the row cache
-    /// holds `key` ([`Lookup::Now`], the value lent, not copied; `f` then runs with the
-    /// engine's state borrowed, so it must not call into the engine), else the search of the
+    /// holds `key`, or (with the `point-index` feature) where the store shares its pages and
+    /// the search needs no wait ([`Lookup::Now`], the value lent, not copied; `f` must not call
+    /// into the engine), else the search of the
     /// memtables and levels that `get` makes ([`Lookup::Later`]: a future of `f`'s answer, which
     /// checks the handle again and reads the keyspace where it is when it runs, as a `get` made
     /// then would). For a binding whose every call would otherwise
@@ -173,6 +174,20 @@ impl Db {
                 Ok(answer) => return Ok(Lookup::Now(answer)),
                 Err(hash) => hash,
             };
+        // Where the pages are shared (memory storage), the search may need no wait either: then
+        // it answers now, the value lent where it lies. The clock is read before the search, as
+        // for an answer from the row cache; if it ran the app's code and that cleared the
+        // keyspace, the search below reads where its rows are now.
+        #[cfg(feature = "point-index")]
+        {
+            check()?;
+            let now = self.inner.clock.now()?;
+            if namespace_of(&ikey) == Some(self.keyspace()) {
+                if let Some(answer) = self.inner.with_searched_newest(&ikey, hash, now, &f)? {
+                    return Ok(Lookup::Now(answer));
+                }
+            }
+        }
         let db = self.clone();
         Ok(Lookup::Later(async move {
             db.policy()?;
