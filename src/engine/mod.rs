@@ -11,7 +11,8 @@
 //! 1. Plain data and rules, which know nothing of the engine's state: `options` (what callers
 //!    ask for and get back, the expire hook, shared tunables), `keys` (the internal key space),
 //!    `memtable`, `retention` (which versions survive), `version` (the SSTs by level),
-//!    `page_cache`, `row_cache`, `point_index` (where an SST's keys lie), `sst_writer`, `wal` (the
+//!    `page_cache`, `row_cache` (its entries: `row_cache_slot`), `point_index` (where an SST's
+//!    keys lie), `sst_writer`, `wal` (the
 //!    WAL's bookkeeping), `batch`, `notify` (async locks),
 //!    `work_slices`.
 //! 2. `state`: `Inner` and its mutable `State`, made of the above.
@@ -47,6 +48,8 @@ mod reclaim;
 mod recovery;
 mod retention;
 mod row_cache;
+#[cfg(feature = "row-cache")]
+mod row_cache_slot;
 mod scan;
 mod snapshot;
 mod sst_writer;

@@ -147,7 +147,7 @@ impl Inner {
         let now = now()?;
         let st = self.state.borrow();
         Ok(match st.rows.hit(key, hash, st.last_seq) {
-            Some(v) => Ok(f(live_value(v.expire_at, v.value.as_deref(), now))),
+            Some(row) => Ok(f(live_value(row.expire_at, row.value, now))),
             // Only if `now` ran the app's code, and that changed the state: search instead.
             None => Err(hash),
         })

@@ -38,6 +38,8 @@ use alloc::vec::Vec;
 use core::cell::Cell;
 
 use super::memtable::MemVersion;
+#[cfg(feature = "row-cache")]
+use super::row_cache_slot::Slot;
 use crate::format::RowRef;
 
 /// A slot per this many bytes of the budget: room for entries of about 100 bytes of key and
@@ -98,24 +100,6 @@ pub(crate) struct RowCache {
     misses: Cell<u64>,
 }
 
-#[cfg(feature = "row-cache")]
-#[derive(Debug)]
-struct Slot {
-    hash: u64,
-    key: Vec<u8>,
-    version: MemVersion,
-    /// Read since a fill last passed this slot over.
-    used: Cell<bool>,
-}
-
-#[cfg(feature = "row-cache")]
-impl Slot {
-    /// The bytes of its buffers (its slot is counted with the slots).
-    fn charge(&self) -> usize {
-        self.key.capacity() + self.version.value.as_ref().map_or(0, Vec::capacity)
-    }
-}
-
 /// The bytes a cache of `slots` slots (and their tags) and `words` doorkeeper words holds
 /// whatever its entries.
 #[cfg(feature = "row-cache")]
@@ -127,26 +111,6 @@ fn fixed_bytes(slots: usize, words: usize) -> usize {
 #[cfg(feature = "row-cache")]
 fn tag(hash: u64) -> u64 {
     hash | 1
-}
-
-/// `bytes` in `buf`'s allocation: an entry's old buffers take the new one's bytes, so a warm
-/// cache of entries of like sizes allocates nothing.
-#[cfg(feature = "row-cache")]
-fn copy_into(mut buf: Vec<u8>, bytes: &[u8]) -> Vec<u8> {
-    buf.clear();
-    buf.extend_from_slice(bytes);
-    buf
-}
-
-/// The version `row` holds, its value copied into `buf`'s allocation (see [`copy_into`]).
-#[cfg(feature = "row-cache")]
-fn version_into(buf: Option<Vec<u8>>, row: &RowRef<'_>) -> MemVersion {
-    MemVersion {
-        seq: row.seq,
-        ts: row.ts,
-        expire_at: row.expire_at,
-        value: row.value.map(|v| copy_into(buf.unwrap_or_default(), v)),
-    }
 }
 
 #[cfg(feature = "row-cache")]
@@ -190,14 +154,16 @@ impl RowCache {
                     .slots
                     .get(i)
                     .and_then(Option::as_ref)
-                    .is_some_and(|s| s.hash == hash && s.key == key)
+                    .is_some_and(|s| s.hash == hash && s.key() == key)
         })
     }
 
     /// The newest version of `key` (`hash` its `MemtableFilter::hash`) if it is held and a read
     /// at `read_seq` sees it.
     pub(crate) fn get(&self, key: &[u8], hash: u64, read_seq: u64) -> Option<MemVersion> {
-        let found = self.hit(key, hash, read_seq).cloned();
+        let found = self
+            .hit(key, hash, read_seq)
+            .map(|row| MemVersion::of_row(&row));
         if found.is_none() {
             self.misses.set(self.misses.get() + 1);
         }
@@ -206,11 +172,11 @@ impl RowCache {
 
     /// As [`get`](Self::get), lent instead of copied, and a miss not counted (see
     /// [`holds`](Self::holds) and [`missed`](Self::missed)).
-    pub(crate) fn hit(&self, key: &[u8], hash: u64, read_seq: u64) -> Option<&MemVersion> {
+    pub(crate) fn hit(&self, key: &[u8], hash: u64, read_seq: u64) -> Option<RowRef<'_>> {
         let slot = self.held(key, hash, read_seq)?;
         self.hits.set(self.hits.get() + 1);
         slot.used.set(true);
-        Some(&slot.version)
+        Some(slot.row())
     }
 
     /// Whether [`hit`](Self::hit) would answer, counting and marking nothing.
@@ -226,7 +192,7 @@ impl RowCache {
     fn held(&self, key: &[u8], hash: u64, read_seq: u64) -> Option<&Slot> {
         self.position(key, hash)
             .and_then(|i| self.slots.get(i)?.as_ref())
-            .filter(|slot| slot.version.seq <= read_seq)
+            .filter(|slot| slot.seq <= read_seq)
     }
 
     /// Bytes held, and reads answered and not since open (see [`Stats`](super::Stats)).
@@ -293,19 +259,14 @@ impl RowCache {
             }
             return;
         };
-        let (key_buf, value_buf) = match self.take_slot(i) {
+        let buf = match self.take_slot(i) {
             Some(old) => {
                 self.bytes -= old.charge();
-                (old.key, old.version.value)
+                old.into_buffer()
             }
-            None => (Vec::new(), None),
+            None => Vec::new(),
         };
-        let entry = Slot {
-            hash,
-            key: copy_into(key_buf, key),
-            version: version_into(value_buf, row),
-            used: Cell::new(false),
-        };
+        let entry = Slot::of_row(hash, row, buf);
         self.make_room(entry.charge(), i);
         if self.bytes + entry.charge() <= self.budget {
             self.bytes += entry.charge();
@@ -376,7 +337,7 @@ impl RowCache {
             return;
         };
         let before = slot.charge();
-        slot.version = version_into(slot.version.value.take(), &version.row(key));
+        slot.rewrite(&version.row(key));
         let after = slot.charge();
         if self.bytes - before + after > self.budget {
             self.take_slot(i);
@@ -423,7 +384,7 @@ impl RowCache {
         None
     }
 
-    pub(crate) fn hit(&self, _key: &[u8], _hash: u64, _read_seq: u64) -> Option<&MemVersion> {
+    pub(crate) fn hit(&self, _key: &[u8], _hash: u64, _read_seq: u64) -> Option<RowRef<'_>> {
         None
     }
 
@@ -611,7 +572,13 @@ mod tests {
         }
         let held: alloc::vec::Vec<_> = keys.iter().filter(|k| holds(&cache, k)).collect();
         assert!(!held.is_empty() && held.len() < 8, "{} held", held.len());
-        let slots = cache.counts().0 - held.len() * (value.len() + 8);
+        let charged: usize = held
+            .iter()
+            .filter_map(|k| cache.position(k, MemtableFilter::hash(k)))
+            .filter_map(|i| Some(cache.slots.get(i)?.as_ref()?.charge()))
+            .sum();
+        assert!(charged >= held.len() * value.len());
+        let slots = cache.counts().0 - charged;
         let too_big = alloc::vec![8u8; budget];
         for key in held {
             cache.written(key, MemtableFilter::hash(key), &version(2, &too_big));
