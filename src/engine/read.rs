@@ -8,15 +8,20 @@
 //! expired): callers decide liveness at their read time.
 //!
 //! A read at the newest sequence number ([`lookup_newest`](Inner::lookup_newest), what `get`,
-//! `has` and `ttl` use) asks the row cache first and fills it (see `RowCache`).
+//! `has` and `ttl` use) asks the row cache first and fills it (see `RowCache`). Where no page
+//! has to be waited for, `get` is answered without a future, its value lent where it lies
+//! (`with_searched_newest`).
 //!
 //! Owns the `Inner` methods [`load_page`](Inner::load_page), [`lookup`](Inner::lookup),
 //! [`lookup_newest`](Inner::lookup_newest) (the row cache, then
 //! [`search_newest`](Inner::search_newest)), [`with_cached_newest`](Inner::with_cached_newest)
-//! (an answer lent from the row cache, or the hash for `search_newest`) and the private
-//! `lookup_hashed`, `lookup_in_version`, `lookup_in_sst`, `newest_from` (a key's versions from
-//! a row on, over page boundaries) and `build_point_index`; of the state, it fills and reads
-//! `State::cache` (the page cache) and `State::rows` (the row cache).
+//! (an answer lent from the row cache, or the hash for `search_newest`), `with_searched_newest`
+//! (with the `point-index` feature: the search without a wait, or none) and the private
+//! `lookup_hashed`, `lookup_in_version`, `lookup_in_sst`, `probe_at_once` (what an SST tells
+//! without a page, for both searches), `indexed_row`, `newest_from` (a key's versions from a
+//! row on, over page boundaries) and `build_point_index`, with `ssts_for` (the SSTs a read
+//! asks, in order); of the state, it fills and reads `State::cache` (the page cache) and
+//! `State::rows` (the row cache).
 
 use super::memtable::{live_value, MemVersion};
 use super::memtable_filter::MemtableFilter;
