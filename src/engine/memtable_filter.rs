@@ -45,16 +45,22 @@ impl MemtableFilter {
     /// every output bit: the low bits choose the word and the high bits the bits in it.
     pub(crate) fn hash(key: &[u8]) -> u64 {
         const K: u64 = 0x9E37_79B9_7F4A_7C15;
-        let word = |bytes: &[u8]| {
-            let mut w = [0u8; 8];
-            for (to, from) in w.iter_mut().zip(bytes) {
-                *to = *from;
-            }
-            u64::from_le_bytes(w)
+        let mix = |h: u64, word: [u8; 8]| {
+            (h ^ u64::from_le_bytes(word))
+                .wrapping_mul(K)
+                .rotate_left(31)
         };
         let mut h = key.len() as u64;
-        for chunk in key.chunks(8) {
-            h = (h ^ word(chunk)).wrapping_mul(K).rotate_left(31);
+        // Whole words read as words (one load each), the last part word padded with zeros.
+        let mut words = key.chunks_exact(8);
+        for word in &mut words {
+            h = mix(h, word.try_into().unwrap_or_default());
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last.iter_mut().zip(rest).for_each(|(to, from)| *to = *from);
+            h = mix(h, last);
         }
         h ^= h >> 33;
         h = h.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
