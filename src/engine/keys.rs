@@ -8,6 +8,7 @@
 //! expiry, keyed `FFFFFFFF ‖ expire_at (sortable u64, big-endian) ‖ namespace ‖ user key`, so the
 //! index is ordered by expiry time and a purge walks it from the oldest entry.
 
+use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -136,6 +137,28 @@ pub(crate) fn internal_key(ns: u32, key: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The bytes [`internal_key_in`] builds an internal key in without an allocation.
+pub(crate) const INLINE_INTERNAL_KEY: usize = 64;
+
+/// [`internal_key`], built in `buf` where it fits (a point read's key, most keys: no
+/// allocation), else on the heap.
+pub(crate) fn internal_key_in<'b>(
+    ns: u32,
+    key: &[u8],
+    buf: &'b mut [u8; INLINE_INTERNAL_KEY],
+) -> Cow<'b, [u8]> {
+    let len = NAMESPACE_PREFIX_LEN + key.len();
+    match buf.get_mut(..len) {
+        Some(out) => {
+            let (prefix, rest) = out.split_at_mut(NAMESPACE_PREFIX_LEN);
+            prefix.copy_from_slice(&ns.to_be_bytes());
+            rest.copy_from_slice(key);
+            Cow::Borrowed(out)
+        }
+        None => Cow::Owned(internal_key(ns, key)),
+    }
+}
+
 /// The user key inside an internal key.
 pub(crate) fn user_key(internal: &[u8]) -> &[u8] {
     internal.get(NAMESPACE_PREFIX_LEN..).unwrap_or(&[])
@@ -193,6 +216,24 @@ mod tests {
             );
         }
         assert_eq!(parse_expiry_index_key(&data), None);
+    }
+
+    #[test]
+    fn an_internal_key_built_in_place_is_the_one_built_on_the_heap() {
+        let mut buf = [0; INLINE_INTERNAL_KEY];
+        let fits = [7u8; INLINE_INTERNAL_KEY - NAMESPACE_PREFIX_LEN];
+        let built = internal_key_in(3, &fits, &mut buf);
+        assert!(matches!(built, Cow::Borrowed(_)));
+        assert_eq!(&*built, internal_key(3, &fits).as_slice());
+        let mut buf = [0; INLINE_INTERNAL_KEY];
+        let longer = [7u8; INLINE_INTERNAL_KEY - NAMESPACE_PREFIX_LEN + 1];
+        let built = internal_key_in(3, &longer, &mut buf);
+        assert!(matches!(built, Cow::Owned(_)));
+        assert_eq!(&*built, internal_key(3, &longer).as_slice());
+        assert_eq!(
+            &*internal_key_in(u32::MAX, b"k", &mut buf),
+            internal_key(u32::MAX, b"k")
+        );
     }
 
     #[test]

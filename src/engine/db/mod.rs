@@ -13,7 +13,8 @@ use alloc::vec::Vec;
 use core::future::Future;
 
 use super::keys::{
-    call_record_key, internal_key, namespace_of, user_key, validate_key, DEFAULT_NAMESPACE,
+    call_record_key, internal_key, internal_key_in, namespace_of, user_key, validate_key,
+    DEFAULT_NAMESPACE, INLINE_INTERNAL_KEY,
 };
 use super::maintenance::Maintenance;
 use super::memtable::{is_live, MemVersion};
@@ -164,7 +165,9 @@ impl Db {
     where
         F: Fn(Option<&[u8]>) -> R + 'static,
     {
-        let ikey = self.key(key)?;
+        validate_key(key)?;
+        let mut buf = [0; INLINE_INTERNAL_KEY];
+        let ikey = internal_key_in(self.keyspace(), key, &mut buf);
         let check = || self.policy().map(drop);
         let hash =
             match self
@@ -189,6 +192,7 @@ impl Db {
             }
         }
         let db = self.clone();
+        let ikey = ikey.into_owned();
         Ok(Lookup::Later(async move {
             db.policy()?;
             let keyspace = db.keyspace();
