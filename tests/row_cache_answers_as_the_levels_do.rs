@@ -9,11 +9,14 @@
 
 mod common;
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use common::{fresh, run, T0};
 use futures::future::join;
 use ttlkv::store::{FaultPlan, FaultyStore, MemoryStore};
 use ttlkv::{
-    Db, DbOptions, Durability, ErrorKind, FakeClock, Lookup, PutOptions, MAX_ROW_CACHE_BYTES,
+    Clock, Db, DbOptions, Durability, ErrorKind, FakeClock, Lookup, PutOptions, MAX_ROW_CACHE_BYTES,
 };
 
 fn options(row_cache_bytes: usize) -> DbOptions {
@@ -348,8 +351,9 @@ fn a_search_made_before_a_clear_and_run_after_it_reads_the_cleared_keyspace() {
         for handle in [&db, &ns] {
             handle.put(b"cold", b"v").await.unwrap();
             handle.flush().await.unwrap();
-            // Never read: the row cache does not hold it, and its SST's page is the store's
-            // copy, so the answer is a search.
+            // Never read: the row cache does not hold it, and its SST has no point index (the
+            // store hands out copies) while its key filter holds the key, so the answer is a
+            // search that reads a page.
             let Lookup::Later(search) =
                 handle.get_with(b"cold", |v| v.map(<[u8]>::to_vec)).unwrap()
             else {
@@ -360,4 +364,83 @@ fn a_search_made_before_a_clear_and_run_after_it_reads_the_cleared_keyspace() {
             assert_eq!(handle.get(b"cold").await.unwrap(), None);
         }
     });
+}
+
+/// The app's code a clock runs once, at its next reading.
+type Hook = Rc<RefCell<Option<Box<dyn FnOnce()>>>>;
+
+/// A clock that runs `hook` (once) at its next reading: the app's code, as a JS clock function
+/// may run it, between a `get_with`'s call and its answer.
+#[derive(Clone)]
+struct HookedClock {
+    time: FakeClock,
+    hook: Hook,
+}
+
+impl Clock for HookedClock {
+    fn now_ms(&self) -> i64 {
+        let hook = self.hook.borrow_mut().take();
+        if let Some(hook) = hook {
+            hook();
+        }
+        self.time.now_ms()
+    }
+}
+
+#[test]
+fn a_namespace_dropped_or_cleared_by_the_clock_mid_get_gives_no_answer_from_it() {
+    for row_cache_bytes in [0, 1 << 20] {
+        for read_before in [false, true] {
+            let clock = HookedClock {
+                time: FakeClock::new(T0),
+                hook: Rc::new(RefCell::new(None)),
+            };
+            let db = run(Db::open(
+                MemoryStore::new(),
+                clock.clone(),
+                options(row_cache_bytes),
+            ))
+            .unwrap();
+            let case = format!("row cache {row_cache_bytes} B, read before: {read_before}");
+            let lookup = |handle: &Db| -> ttlkv::Result<Option<Vec<u8>>> {
+                match handle.get_with(b"k", |v| v.map(<[u8]>::to_vec))? {
+                    Lookup::Now(value) => Ok(value),
+                    Lookup::Later(search) => {
+                        // Not read at the call (an engine without the row cache reads the clock
+                        // in the search): the app's code runs before the search does.
+                        let hook = clock.hook.borrow_mut().take();
+                        if let Some(hook) = hook {
+                            hook();
+                        }
+                        run(search)
+                    }
+                }
+            };
+            // A namespace holding `k`, read twice first if `read_before` (so the row cache
+            // holds it), and the clock's next reading set to run `hook` on it.
+            let written = |name: &str, hook: fn(&Db, &Db)| {
+                let handle = run(db.namespace(name, None)).unwrap();
+                run(handle.put(b"k", name.as_bytes())).unwrap();
+                for _ in 0..if read_before { 2 } else { 0 } {
+                    assert_eq!(
+                        run(handle.get(b"k")).unwrap().as_deref(),
+                        Some(name.as_bytes())
+                    );
+                }
+                let (root, target) = (db.clone(), handle.clone());
+                *clock.hook.borrow_mut() = Some(Box::new(move || hook(&root, &target)));
+                handle
+            };
+            // Dropped by the clock's code: the handle is closed, whatever held the key.
+            let one = written("one", |root, _| {
+                assert!(run(root.drop_namespace("one")).unwrap());
+            });
+            let e = lookup(&one).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Closed, "{case}: {e}");
+            // Cleared by the clock's code: the key is gone.
+            let two = written("two", |_, target| drop(run(target.clear()).unwrap()));
+            assert_eq!(lookup(&two).unwrap(), None, "{case}");
+            assert_eq!(run(two.get(b"k")).unwrap(), None, "{case}");
+        }
+    }
 }

@@ -129,15 +129,17 @@ impl Inner {
     /// Where the row cache holds the newest version of internal key `key` there is (what
     /// [`lookup_newest`](Self::lookup_newest) would answer at once): `f` of its value if that
     /// is live at the time `now` reads (`None`: a tombstone, or expired), lent rather than
-    /// copied, once `check` passed. Else, a miss counted and nothing else read, the key's
-    /// [`MemtableFilter::hash`] for [`search_newest`](Self::search_newest). `check` and `now`
-    /// run with the state not borrowed (a clock may run the app's code); `f` runs with it
+    /// copied, once `current` says the read may go on. Else, a miss counted and nothing else
+    /// read, the key's [`MemtableFilter::hash`] for [`search_newest`](Self::search_newest).
+    /// `now` and then `current` run with the state not borrowed: a clock may run the app's
+    /// code, so the caller's check of its handle (open, and `key` still in its keyspace: an
+    /// error, or `false` to search instead) comes after the clock. `f` runs with the state
     /// borrowed, so it must not call into the engine.
     pub(crate) fn with_cached_newest<R>(
         &self,
         key: &[u8],
-        check: impl FnOnce() -> Result<()>,
         now: impl FnOnce() -> Result<i64>,
+        current: impl FnOnce() -> Result<bool>,
         f: impl FnOnce(Option<&[u8]>) -> R,
     ) -> Result<Result<R, u64>> {
         let hash = MemtableFilter::hash(key);
@@ -148,8 +150,11 @@ impl Inner {
                 return Ok(Err(hash));
             }
         }
-        check()?;
         let now = now()?;
+        if !current()? {
+            self.state.borrow().rows.missed();
+            return Ok(Err(hash));
+        }
         let st = self.state.borrow();
         Ok(match st.rows.hit(key, hash, st.last_seq) {
             Some(row) => Ok(f(live_value(row.expire_at, row.value, now))),
@@ -298,15 +303,16 @@ impl Inner {
         Ok(Probe::Absent)
     }
 
-    /// Where the store shares its pages and `key`'s SSTs have point indexes (memory storage,
-    /// read often): the newest version of internal key `key` there is, found without waiting,
-    /// `f` of its value if that is live at time `now` (`None`: absent, a tombstone or expired),
-    /// lent where it lies rather than copied, and kept in the row cache as
-    /// [`search_newest`](Self::search_newest) keeps it. `hash` is the key's
-    /// [`MemtableFilter::hash`]. `None` (nothing read but what a search reads again, `f` not
-    /// called) where a page has to be searched: then `search_newest`. For a `get` that missed
-    /// the row cache ([`with_cached_newest`](Self::with_cached_newest)); `f` must not call
-    /// into the engine.
+    /// Where no page has to be read (a memtable holds the key, or each SST the read asks rules
+    /// it out by its range or key filter, or finds its row through its point index, whose
+    /// pages the store shares: memory storage, SSTs read often): the newest version of internal
+    /// key `key` there is, `f` of its value if that is live at time `now` (`None`: absent, a
+    /// tombstone or expired), an SST's row lent where it lies (a memtable's version is copied
+    /// out first), and kept in the row cache as [`search_newest`](Self::search_newest) keeps
+    /// it. `hash` is the key's [`MemtableFilter::hash`]. `None` (nothing read but what a search
+    /// reads again, `f` not called) where a page has to be read: then `search_newest`. For a
+    /// `get` that missed the row cache ([`with_cached_newest`](Self::with_cached_newest)); `f`
+    /// must not call into the engine.
     #[cfg(feature = "point-index")]
     pub(crate) fn with_searched_newest<R>(
         &self,
@@ -323,7 +329,7 @@ impl Inner {
                 .find_map(|table| table.borrow().get(key, hash, read_seq).cloned());
             if let Some(v) = in_memtable {
                 drop(st);
-                self.state.borrow_mut().rows.fill(hash, &v.row(key));
+                self.keep_row(hash, &v.row(key));
                 return Ok(Some(f(live_value(v.expire_at, v.value.as_deref(), now))));
             }
             (read_seq, st.version.clone())
@@ -334,13 +340,23 @@ impl Inner {
                 Probe::Absent => {}
                 Probe::At(page, at) => {
                     let (row, _) = page.row_at(at)?;
-                    self.state.borrow_mut().rows.fill(hash, &row);
+                    self.keep_row(hash, &row);
                     return Ok(Some(f(live_value(row.expire_at, row.value, now))));
                 }
                 Probe::Search => return Ok(None),
             }
         }
         Ok(Some(f(None)))
+    }
+
+    /// The row cache's [`fill`](super::row_cache::RowCache::fill) with `row`, unless the state
+    /// is borrowed (an `f` of an answer from the cache called back into the engine, which it
+    /// must not): the cache is passed by then, never a panic.
+    #[cfg(feature = "point-index")]
+    fn keep_row(&self, hash: u64, row: &crate::format::RowRef<'_>) {
+        if let Ok(mut st) = self.state.try_borrow_mut() {
+            st.rows.fill(hash, row);
+        }
     }
 
     /// The newest version of `key` at or below `read_seq` among its rows in `sst`, from row

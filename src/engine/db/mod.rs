@@ -150,9 +150,10 @@ impl Db {
     }
 
     /// `get`, its value (`None`: absent or expired) handed to `f`: at once where the row cache
-    /// holds `key`, or (with the `point-index` feature) where the store shares its pages and
-    /// the search needs no wait ([`Lookup::Now`], the value lent, not copied; `f` must not call
-    /// into the engine), else the search of the
+    /// holds `key`, or (with the `point-index` feature) where the search needs no page (a
+    /// memtable holds the key, or each SST rules it out or finds it through a point index over
+    /// pages the store shares) ([`Lookup::Now`], the value lent, not copied, but for a
+    /// memtable's; `f` must not call into the engine), else the search of the
     /// memtables and levels that `get` makes ([`Lookup::Later`]: a future of `f`'s answer, which
     /// checks the handle again and reads the keyspace where it is when it runs, as a `get` made
     /// then would). For a binding whose every call would otherwise
@@ -168,24 +169,28 @@ impl Db {
         validate_key(key)?;
         let mut buf = [0; INLINE_INTERNAL_KEY];
         let ikey = internal_key_in(self.keyspace(), key, &mut buf);
-        let check = || self.policy().map(drop);
+        // Asked after the clock, which may run the app's code: the handle still open (its
+        // namespace not dropped) and `ikey` still in its keyspace (not cleared meanwhile; else
+        // the search below reads where its rows are now).
+        let current = || -> Result<bool> {
+            self.policy()?;
+            Ok(namespace_of(&ikey) == Some(self.keyspace()))
+        };
         let hash =
             match self
                 .inner
-                .with_cached_newest(&ikey, check, || self.inner.clock.now(), &f)?
+                .with_cached_newest(&ikey, || self.inner.clock.now(), current, &f)?
             {
                 Ok(answer) => return Ok(Lookup::Now(answer)),
                 Err(hash) => hash,
             };
-        // Where the pages are shared (memory storage), the search may need no wait either: then
-        // it answers now, the value lent where it lies. The clock is read before the search, as
-        // for an answer from the row cache; if it ran the app's code and that cleared the
-        // keyspace, the search below reads where its rows are now.
+        // Where no page has to be read (memory storage, or a key in a memtable), the search
+        // needs no wait either: then it answers now, the value lent where it lies. The clock is
+        // read before the search, as for an answer from the row cache.
         #[cfg(feature = "point-index")]
         {
-            check()?;
             let now = self.inner.clock.now()?;
-            if namespace_of(&ikey) == Some(self.keyspace()) {
+            if current()? {
                 if let Some(answer) = self.inner.with_searched_newest(&ikey, hash, now, &f)? {
                     return Ok(Lookup::Now(answer));
                 }
