@@ -89,6 +89,25 @@ if [ "$status" -ne 0 ]; then
   exit "$status"
 fi
 
+# The read path's features combine: each alone (the builds above have all or none of them),
+# over the tests of what a read answers.
+step "the read path's tests with each of its speed features alone"
+for feature in search-prefixes memtable-filter row-cache point-index; do
+  set +e
+  cargo test -p ttlkv --no-default-features --features "std,test-util,$feature" \
+    --test model_based --test row_cache_answers_as_the_levels_do \
+    --test point_index_answers_as_the_search_does --test bad_clock_readings \
+    > "target/native-tests-$feature.log" 2>&1
+  status=$?
+  set -e
+  echo "with $feature alone: $(grep -E '^test result' "target/native-tests-$feature.log" | awk '{p += $4; f += $6} END {print p " passed, " f " failed"}')"
+  if [ "$status" -ne 0 ]; then
+    echo "the read path's tests with $feature alone failed (exit $status); full log: target/native-tests-$feature.log" >&2
+    tail -n 60 "target/native-tests-$feature.log" >&2
+    exit "$status"
+  fi
+done
+
 step "the npm package's engine: wasm32 build + wasm-bindgen (installs the pinned CLI once)"
 bash scripts/build-package.sh
 
