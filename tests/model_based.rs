@@ -557,7 +557,14 @@ impl Harness {
             "ttl({:?}) in namespace {ns}",
             String::from_utf8_lossy(k)
         );
-        // `get_with`, answered at once from the row cache or by its search, agrees.
+        // `get`, and `get_with` under it, answered at once from the row cache or by its search,
+        // agree.
+        assert_eq!(
+            db.get(k).await.unwrap().as_ref(),
+            expected.map(|(v, _)| v),
+            "get({:?}) in namespace {ns} at {now}",
+            String::from_utf8_lossy(k)
+        );
         let value = match db.get_with(k, |v| v.map(<[u8]>::to_vec)).unwrap() {
             Lookup::Now(value) => value,
             Lookup::Later(search) => search.await.unwrap(),

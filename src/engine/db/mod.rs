@@ -144,19 +144,24 @@ impl Db {
         Ok(internal_key(self.keyspace(), key))
     }
 
-    /// The value of `key`, if it is present and not expired.
+    /// The value of `key`, if it is present and not expired. Answered as
+    /// [`get_with`](Db::get_with) answers (at once where no page has to be waited for), its value
+    /// copied once, out of where it lies.
     pub async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.live_version(key).await?.and_then(|v| v.value))
+        match self.get_with(key, |v| v.map(<[u8]>::to_vec))? {
+            Lookup::Now(value) => Ok(value),
+            Lookup::Later(search) => search.await,
+        }
     }
 
-    /// `get`, its value (`None`: absent or expired) handed to `f`: at once where the row cache
-    /// holds `key`, or (with the `point-index` feature) where the search needs no page (a
-    /// memtable holds the key, or each SST rules it out or finds it through a point index over
-    /// pages the store shares) ([`Lookup::Now`], the value lent, not copied, but for a
-    /// memtable's; `f` must not call into the engine), else the search of the
-    /// memtables and levels that `get` makes ([`Lookup::Later`]: a future of `f`'s answer, which
-    /// checks the handle again and reads the keyspace where it is when it runs, as a `get` made
-    /// then would). For a binding whose every call would otherwise
+    /// The lookup of [`get`](Db::get), its value (`None`: absent or expired) handed to `f`: at
+    /// once where the row cache holds `key`, or (with the `point-index` feature) where the search
+    /// needs no page (a memtable holds the key, or each SST rules it out or finds it through a
+    /// point index over pages the store shares) ([`Lookup::Now`], the value lent, not copied, but
+    /// for a memtable's; `f` must not call into the engine), else the search of the memtables and
+    /// levels that [`get_entry`](Db::get_entry) makes too ([`Lookup::Later`]: a future of `f`'s
+    /// answer, which checks the handle again and reads the keyspace where it is when it runs, as
+    /// a `get` made then would). For a caller (a binding, or `get` itself) that would otherwise
     /// pay for a boxed future and a copy of the value.
     pub fn get_with<R, F>(
         &self,
