@@ -119,6 +119,12 @@ for (const [engine, glue] of Object.entries(engines)) {
       emptyJson: [raw(0x02), raw(0x02)],
       badJson: [raw(0x02, ...utf8("{x")), raw(0x02, ...utf8("{x"))],
       badJsonText: [raw(0x02, 0x22, 0xff, 0x22), raw(0x02, 0x22, 0xff, 0x22)],
+      // U+FFFD stored as text is text; bytes a lenient decoder would turn into it are not.
+      replacementChar: [raw(0x00, 0x61, 0xef, 0xbf, 0xbd), "a\uFFFD"],
+      replacementJson: [raw(0x02, ...utf8('"\uFFFD"')), "\uFFFD"],
+      surrogateBytes: [raw(0x00, 0xed, 0xa0, 0x80), raw(0x00, 0xed, 0xa0, 0x80)],
+      overlong: [raw(0x00, 0xc0, 0xaf), raw(0x00, 0xc0, 0xaf)],
+      badAfterReplacement: [raw(0x00, 0xef, 0xbf, 0xbd, 0xff), raw(0x00, 0xef, 0xbf, 0xbd, 0xff)],
     };
     for (const [key, [value]] of Object.entries(stored)) {
       await e.call(null, "put", [encodeKey(key), value, TTL_DEFAULT, 0, PUT_ALWAYS]);
