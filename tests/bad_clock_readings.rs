@@ -43,6 +43,18 @@ impl Clock for Glitchy {
 
 const CENTURY: i64 = 100 * 365 * 86_400_000;
 
+/// A database on memory storage with default options, read through a [`Glitchy`] clock.
+fn glitchy_db() -> (Glitchy, Db) {
+    let clock = Glitchy::new();
+    let db = run(Db::open(
+        MemoryStore::new(),
+        clock.clone(),
+        DbOptions::default(),
+    ))
+    .unwrap();
+    (clock, db)
+}
+
 #[test]
 fn a_single_reading_a_century_ahead_is_never_stored_and_ttls_keep_working() {
     let store = MemoryStore::new();
@@ -170,13 +182,7 @@ fn times_left_only_in_the_wal_are_held_to_the_same_rule_as_the_stored_time() {
 
 #[test]
 fn a_get_answered_at_once_from_the_row_cache_reads_the_clock_as_get_does() {
-    let clock = Glitchy::new();
-    let db = run(Db::open(
-        MemoryStore::new(),
-        clock.clone(),
-        DbOptions::default(),
-    ))
-    .unwrap();
+    let (clock, db) = glitchy_db();
     run(db.put_with_options(b"k", b"v", PutOptions::expire_after(1_000))).unwrap();
     // Read twice: the row cache keeps a key missed twice lately (or once, where it has room).
     for _ in 0..2 {
@@ -202,4 +208,31 @@ fn a_get_answered_at_once_from_the_row_cache_reads_the_clock_as_get_does() {
     clock.base.advance(3_600_000);
     assert_eq!(in_place().unwrap(), Some(None));
     assert_eq!(run(db.get(b"k")).unwrap(), None);
+}
+
+#[test]
+fn a_get_on_a_closed_handle_fails_closed_without_asking_the_clock() {
+    let (clock, db) = glitchy_db();
+    let ns = run(db.namespace("sessions", None)).unwrap();
+    for handle in [&db, &ns] {
+        run(handle.put(b"k", b"v")).unwrap();
+        // Read twice: the row cache keeps the key, so a get could answer at once.
+        for _ in 0..2 {
+            assert_eq!(run(handle.get(b"k")).unwrap().as_deref(), Some(&b"v"[..]));
+        }
+    }
+    assert!(run(db.drop_namespace("sessions")).unwrap());
+    run(db.close()).unwrap();
+    for handle in [&db, &ns] {
+        // A reading that would fail the call, queued: a closed handle never asks for it.
+        clock.misread_once(i64::MIN);
+        let e = run(handle.get(b"k")).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Closed, "get: {e}");
+        let e = handle
+            .get_with(b"k", |v| v.map(<[u8]>::to_vec))
+            .err()
+            .expect("get_with on a closed handle");
+        assert_eq!(e.kind(), ErrorKind::Closed, "get_with: {e}");
+        assert_eq!(clock.glitches.borrow_mut().pop(), Some(i64::MIN));
+    }
 }

@@ -172,3 +172,52 @@ fn an_index_built_before_a_reopen_is_not_needed_after_it() {
         }
     });
 }
+
+#[test]
+fn an_sst_gets_its_point_index_once_lookups_reach_a_sixteenth_of_its_rows() {
+    // One SST of 4,096 rows (no TTLs: no expiry-index rows), each key read once: no row cache,
+    // so every get reaches the SST, counted once whether it is answered at once or waits.
+    let db = run(Db::open(
+        MemoryStore::new(),
+        FakeClock::new(T0),
+        DbOptions {
+            row_cache_bytes: 0,
+            ..DbOptions::default()
+        },
+    ))
+    .unwrap();
+    let rows = 4_096;
+    run(async {
+        for i in 0..rows {
+            db.put(&key(i), b"value").await.unwrap();
+        }
+        db.flush().await.unwrap();
+    });
+    let ssts: Vec<_> = db
+        .stats()
+        .levels
+        .iter()
+        .flat_map(|l| l.ssts.clone())
+        .collect();
+    assert_eq!(ssts.len(), 1);
+    assert_eq!(ssts[0].rows, u64::from(rows));
+    let due = rows / 16;
+    run(async {
+        for i in 0..due - 1 {
+            assert_eq!(
+                db.get(&key(i)).await.unwrap().as_deref(),
+                Some(&b"value"[..])
+            );
+        }
+    });
+    assert_eq!(db.stats().point_index_bytes, 0, "not before {due} lookups");
+    assert_eq!(
+        run(db.get(&key(due))).unwrap().as_deref(),
+        Some(&b"value"[..])
+    );
+    if cfg!(feature = "point-index") {
+        assert!(db.stats().point_index_bytes > 0, "built at lookup {due}");
+    } else {
+        assert_eq!(db.stats().point_index_bytes, 0);
+    }
+}

@@ -235,7 +235,7 @@ fn a_row_cache_larger_than_its_limit_is_refused_at_open() {
 
 /// `get_with` as a test reads it: `Some` of the value it lends (copied) where it answers at
 /// once, else `None` after running its search, which must answer as the plain search does
-/// (`get_entry`'s: `get` is `get_with`).
+/// (`get_entry`'s: with the row cache or the point index, `get` is `get_with`).
 async fn in_place(db: &Db, key: &[u8]) -> Option<Option<Vec<u8>>> {
     match db.get_with(key, |v| v.map(<[u8]>::to_vec)).unwrap() {
         Lookup::Now(value) => Some(value),
@@ -247,7 +247,9 @@ async fn in_place(db: &Db, key: &[u8]) -> Option<Option<Vec<u8>>> {
     }
 }
 
-/// The value the plain search finds: `get_entry`'s, which no answer at once stands in for.
+/// The value `get_entry` finds: the row cache's (which the search just before may have filled)
+/// or the search of the tables, never an answer at once. The snapshot's read in the walk passes
+/// the cache by altogether.
 async fn plain_get(db: &Db, key: &[u8]) -> Option<Vec<u8>> {
     db.get_entry(key).await.unwrap().map(|e| e.value)
 }

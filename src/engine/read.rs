@@ -7,10 +7,11 @@
 //! It returns the newest version at or below a sequence number, raw (it may be a tombstone or
 //! expired): callers decide liveness at their read time.
 //!
-//! A read at the newest sequence number ([`lookup_newest`](Inner::lookup_newest), what `get`,
-//! `has` and `ttl` use) asks the row cache first and fills it (see `RowCache`). Where no page
-//! has to be waited for, `get` is answered without a future, its value lent where it lies
-//! (`with_searched_newest`).
+//! A read at the newest sequence number ([`lookup_newest`](Inner::lookup_newest), what
+//! `get_entry`, `has` and `ttl` use; `get` asks the same row cache through
+//! [`with_cached_newest`](Inner::with_cached_newest)) asks the row cache first and fills it (see
+//! `RowCache`). Where no page has to be waited for, `get` is answered without a future, its value
+//! lent where it lies (`with_searched_newest`).
 //!
 //! Owns the `Inner` methods [`load_page`](Inner::load_page), [`lookup`](Inner::lookup),
 //! [`lookup_newest`](Inner::lookup_newest) (the row cache, then
@@ -208,7 +209,7 @@ impl Inner {
         hash: u64,
         read_seq: u64,
     ) -> Result<Option<MemVersion>> {
-        match self.probe_at_once(sst, key, hash, read_seq)? {
+        match self.probe_at_once(sst, key, hash, read_seq, true)? {
             Probe::Absent => return Ok(None),
             #[cfg(feature = "point-index")]
             Probe::At(page, at) => return Ok(Some(MemVersion::of_row(&page.row_at(at)?.0))),
@@ -229,24 +230,26 @@ impl Inner {
     /// What `sst` can tell of `key`'s newest version at or below `read_seq` without waiting:
     /// that it holds none (the key lies outside its keys, or its key filter rules the key out),
     /// or, through its point index, the row; else its pages have to be searched. `hash` is the
-    /// key's [`key_hash`].
+    /// key's [`key_hash`]. `counted`: the lookup counts toward building the SST's point index
+    /// (the search that waits, which follows the search without a wait where it found no index).
     fn probe_at_once(
         &self,
         sst: &SstHandle,
         key: &[u8],
         hash: u64,
         read_seq: u64,
+        counted: bool,
     ) -> Result<Probe> {
         if key < sst.first_key() || key > sst.last_key() {
             return Ok(Probe::Absent);
         }
         #[cfg(feature = "point-index")]
-        if let Some(index) = sst.point_index(|sst| self.build_point_index(sst)) {
+        if let Some(index) = sst.point_index(counted, |sst| self.build_point_index(sst)) {
             return self.indexed_row(sst, index, key, hash, read_seq);
         }
         // Only an index tells a version's row without a page.
         #[cfg(not(feature = "point-index"))]
-        let _ = read_seq;
+        let _ = (read_seq, counted);
         let ruled_out = sst
             .meta
             .key_filter
@@ -336,7 +339,7 @@ impl Inner {
         };
         let sst_hash = key_hash(key);
         for sst in ssts_for(&version, key) {
-            match self.probe_at_once(sst, key, sst_hash, read_seq)? {
+            match self.probe_at_once(sst, key, sst_hash, read_seq, false)? {
                 Probe::Absent => {}
                 Probe::At(page, at) => {
                     let (row, _) = page.row_at(at)?;

@@ -81,16 +81,22 @@ impl SstHandle {
     }
 
     /// Its [`PointIndex`], built by `build` at the lookup that shows it is read often (counted
-    /// by each call). `None` where it cannot be: the store does not share its pages, the SST is
-    /// too large, or a page would not decode (an error building it is kept as "no index": the
-    /// search meets that page, and fails, only for the keys that lie on it).
+    /// by each call that says it is `counted`: a get that the search without a wait hands on to
+    /// the search that waits counts once, not twice). `None` where it cannot be: the store does
+    /// not share its pages, the SST is too large, or a page would not decode (an error building
+    /// it is kept as "no index": the search meets that page, and fails, only for the keys that
+    /// lie on it).
     #[cfg(feature = "point-index")]
     pub(crate) fn point_index(
         &self,
+        counted: bool,
         build: impl FnOnce(&SstHandle) -> Result<Option<PointIndex>>,
     ) -> Option<&PointIndex> {
         if let Some(built) = self.point_index.get() {
             return built.as_ref();
+        }
+        if !counted {
+            return None;
         }
         let lookups = self.lookups.get() + 1;
         self.lookups.set(lookups);
@@ -232,13 +238,15 @@ mod tests {
             Ok(None)
         };
         for _ in 0..99 {
-            assert!(sst.point_index(build).is_none());
+            assert!(sst.point_index(true, build).is_none());
+            // Asked without counting (the search without a wait): neither counted nor built.
+            assert!(sst.point_index(false, build).is_none());
         }
         assert_eq!(builds.get(), 0, "a sixteenth of the rows: 100 lookups");
-        assert!(sst.point_index(build).is_none());
+        assert!(sst.point_index(true, build).is_none());
         assert_eq!(builds.get(), 1);
         for _ in 0..1_000 {
-            assert!(sst.point_index(build).is_none());
+            assert!(sst.point_index(true, build).is_none());
         }
         assert_eq!(builds.get(), 1, "\"no index\" is kept too");
     }
@@ -252,7 +260,7 @@ mod tests {
             Err(Error::corruption("a damaged row"))
         };
         for _ in 0..1_000 {
-            assert!(sst.point_index(build).is_none());
+            assert!(sst.point_index(true, build).is_none());
         }
         assert_eq!(builds.get(), 1);
         assert_eq!(sst.point_index_bytes(), 0);

@@ -10,9 +10,9 @@
 //! each phase on every store before the next phase, the stores in an order that rotates from round
 //! to round; three rounds. Printed: ops/s per store and phase, and ttlkv's ratio against each
 //! peer (ttlkv ÷ peer, above 1 = ttlkv faster): the median of the three rounds' ratios and their
-//! spread (min–max), each ratio taken within one round. ttlkv's gets lend the value where it lies
-//! (`get_with`) rather than copy it out (`get`), as the `BTreeMap` lends its own and moka hands out
-//! a shared `Arc` (fjall's `get` gives its `Slice`).
+//! spread (min–max), each ratio taken within one round. ttlkv's gets lend the value (`get_with`)
+//! rather than copy it out (`get`), as the `BTreeMap` lends its own; moka and fjall hand out values
+//! the caller may keep (an `Arc` clone, a `Slice`).
 //!
 //! Not part of the root workspace (it is in its `exclude` list): CI never builds it.
 
@@ -220,9 +220,10 @@ impl Store for TtlKv {
                         .await?;
                 } else {
                     gets += 1;
-                    // The value lent where it lies (`get_with`), not copied out, as the
-                    // `BTreeMap` lends its own and moka hands out a shared `Arc` (fjall's `get`
-                    // gives its `Slice`).
+                    // The value lent (`get_with`), not copied out into a `Vec` of the caller's
+                    // (`get`), as the `BTreeMap` lends its own. moka and fjall hand out values
+                    // the caller may keep (an `Arc` clone, a `Slice`): a little more work than
+                    // a loan, less than a copy.
                     let found = match db.get_with(k, |v| v.map(|v| black_box(v).len()))? {
                         Lookup::Now(found) => found,
                         Lookup::Later(search) => search.await?,

@@ -144,11 +144,9 @@ impl Db {
         Ok(internal_key(self.keyspace(), key))
     }
 
-    /// The value of `key`, if it is present and not expired. Answered as
-    /// [`get_with`](Db::get_with) answers (at once where the row cache holds the key or no page
-    /// has to be waited for), its value copied once, out of where it lies. (An engine built
-    /// with neither the `row-cache` nor the `point-index` feature, which never answers at once,
-    /// searches as `get_entry` does: the same answer, in less code.)
+    /// The value of `key`, if it is present and not expired: as [`get_with`](Db::get_with)
+    /// answers, the value copied once (without `row-cache` and `point-index`, which alone answer
+    /// at once, as `get_entry` searches: the same answer, in less code).
     pub async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         #[cfg(any(feature = "row-cache", feature = "point-index"))]
         let value = match self.get_with(key, |v| v.map(<[u8]>::to_vec))? {
@@ -178,6 +176,8 @@ impl Db {
         F: Fn(Option<&[u8]>) -> R + 'static,
     {
         validate_key(key)?;
+        // A closed handle fails `Closed` without asking the clock (whose reading may fail too).
+        self.policy()?;
         let mut buf = [0; INLINE_INTERNAL_KEY];
         let ikey = internal_key_in(self.keyspace(), key, &mut buf);
         // Asked after the clock, which may run the app's code: the handle still open (its
@@ -237,7 +237,8 @@ impl Db {
     }
 
     /// The version of `key` a read sees now, if it holds a value that has not expired: what
-    /// `get`, `get_entry`, `has` and `ttl` answer from (only `get_entry` copies the key).
+    /// `get_entry`, `has` and `ttl` answer from (only `get_entry` copies the key), and `get` in an
+    /// engine built with neither the row cache nor the point index.
     async fn live_version(&self, key: &[u8]) -> Result<Option<MemVersion>> {
         let ikey = self.key(key)?;
         self.policy()?;
