@@ -280,8 +280,9 @@ fn a_get_answered_at_once_from_the_row_cache_or_searched_is_the_get_it_stands_fo
 
 /// A seeded walk over a few keys: puts with and without a TTL, deletes, flushes, compactions,
 /// the clock moving on; after each step every key's answer from `get_with`, at once or by its
-/// search, is the plain search's (`get_entry`'s) and `get`'s, and only an answer from the row cache counts as a hit. How many answered
-/// at once from the row cache, and how many at once by a search that needed no wait.
+/// search, is the plain search's (`get_entry`'s) and `get`'s, and only an answer from the row
+/// cache counts as a hit. How many answered at once from the row cache, and how many at once by
+/// a search that needed no wait.
 fn get_with_walk(row_cache_bytes: usize) -> (usize, usize) {
     let (db, _, clock) = fresh(options(row_cache_bytes));
     let mut seed = 0x2545_f491_4f6c_dd1d_u64;

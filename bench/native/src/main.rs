@@ -518,7 +518,8 @@ fn main() {
     );
     println!(
         "stores: ttlkv (MemoryStore, Durability::Relaxed, default options, maintenance every \
-         {MAINTENANCE_EVERY} ops, gets by get_with: the value lent, not copied); fjall (tmpfs, default options, expiry prefix checked on get); \
+         {MAINTENANCE_EVERY} ops, gets by get_with: the value lent, not copied); \
+         fjall (tmpfs, default options, expiry prefix checked on get); \
          BTreeMap with expiry check (the ceiling); moka sync::Cache (time_to_live 1 h)"
     );
     println!(
