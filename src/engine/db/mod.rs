@@ -139,6 +139,15 @@ impl Db {
         self.inner.state.borrow().keyspace_id(self.ns)
     }
 
+    /// [`keyspace`](Self::keyspace) once [`policy`](Self::policy) lets the handle read: one look.
+    fn open_keyspace(&self) -> Result<u32> {
+        let st = self.inner.state.borrow();
+        st.check_open()?;
+        let keyspace = st.keyspace_id(self.ns);
+        st.policy_of(keyspace, self.inner.options.default_ttl_ms)?;
+        Ok(keyspace)
+    }
+
     fn key(&self, key: &[u8]) -> Result<Vec<u8>> {
         validate_key(key)?;
         Ok(internal_key(self.keyspace(), key))
@@ -159,14 +168,11 @@ impl Db {
     }
 
     /// The lookup of [`get`](Db::get), its value (`None`: absent or expired) handed to `f`: at
-    /// once where the row cache holds `key`, or (with the `point-index` feature) where the search
-    /// needs no page (a memtable holds the key, or each SST rules it out or finds it through a
-    /// point index over pages the store shares) ([`Lookup::Now`], the value lent, not copied, but
-    /// for a memtable's; `f` must not call into the engine), else the search of the memtables and
-    /// levels that [`get_entry`](Db::get_entry) makes too ([`Lookup::Later`]: a future of `f`'s
-    /// answer, which checks the handle again and reads the keyspace where it is when it runs, as
-    /// a `get` made then would). For a caller (a binding, or `get` itself) that would otherwise
-    /// pay for a boxed future and a copy of the value.
+    /// once ([`Lookup::Now`], lent, but a memtable's copied; `f` must not call into the engine)
+    /// where the row cache holds `key` or (`point-index`) the search needs no page: a memtable
+    /// holds it, or each SST rules it out or finds it through a point index over shared pages.
+    /// Else the search [`get_entry`](Db::get_entry) makes too, as a future ([`Lookup::Later`])
+    /// that checks the handle again and reads the keyspace where it is when it runs.
     pub fn get_with<R, F>(
         &self,
         key: &[u8],
@@ -177,16 +183,12 @@ impl Db {
     {
         validate_key(key)?;
         // A closed handle fails `Closed` without asking the clock (whose reading may fail too).
-        self.policy()?;
+        let keyspace = self.open_keyspace()?;
         let mut buf = [0; INLINE_INTERNAL_KEY];
-        let ikey = internal_key_in(self.keyspace(), key, &mut buf);
-        // Asked after the clock, which may run the app's code: the handle still open (its
-        // namespace not dropped) and `ikey` still in its keyspace (not cleared meanwhile; else
-        // the search below reads where its rows are now).
-        let current = || -> Result<bool> {
-            self.policy()?;
-            Ok(namespace_of(&ikey) == Some(self.keyspace()))
-        };
+        let ikey = internal_key_in(keyspace, key, &mut buf);
+        // Asked again after the clock, which may run the app's code: the handle still open, and
+        // `ikey` still in its keyspace (not cleared: else the search reads where its rows are).
+        let current = || -> Result<bool> { Ok(self.open_keyspace()? == keyspace) };
         let hash =
             match self
                 .inner
@@ -195,9 +197,8 @@ impl Db {
                 Ok(answer) => return Ok(Lookup::Now(answer)),
                 Err(hash) => hash,
             };
-        // Where no page has to be read (memory storage, or a key in a memtable), the search
-        // needs no wait either: then it answers now, the value lent where it lies. The clock is
-        // read before the search, as for an answer from the row cache.
+        // Where no page has to be read (memory storage, or a key in a memtable), the search answers
+        // now, the value lent where it lies, checked against a reading taken before it.
         #[cfg(feature = "point-index")]
         {
             let now = self.inner.clock.now()?;
@@ -210,8 +211,7 @@ impl Db {
         let db = self.clone();
         let ikey = ikey.into_owned();
         Ok(Lookup::Later(async move {
-            db.policy()?;
-            let keyspace = db.keyspace();
+            let keyspace = db.open_keyspace()?;
             let found = if namespace_of(&ikey) == Some(keyspace) {
                 db.inner.search_newest(&ikey, hash).await?
             } else {
