@@ -72,6 +72,11 @@ pub(crate) struct RowCache {
     /// either.
     #[cfg(feature = "row-cache")]
     tags: Vec<u64>,
+    /// Whether each slot's entry was read since a fill last passed it over (see
+    /// [`fill`](Self::fill) and [`make_room`](Self::make_room)): set by a hit, a byte a slot
+    /// beside the slots rather than in them, which a hit would otherwise write to.
+    #[cfg(feature = "row-cache")]
+    used: Vec<Cell<bool>>,
     /// The number of slots once the first fill allocates them.
     #[cfg(feature = "row-cache")]
     slot_count: usize,
@@ -104,7 +109,7 @@ pub(crate) struct RowCache {
 /// whatever its entries.
 #[cfg(feature = "row-cache")]
 fn fixed_bytes(slots: usize, words: usize) -> usize {
-    slots * (core::mem::size_of::<Option<Slot>>() + 8) + words * 8
+    slots * (core::mem::size_of::<Option<Slot>>() + 8 + 1) + words * 8
 }
 
 /// The tag of an entry of `hash` (see `RowCache::tags`).
@@ -124,6 +129,7 @@ impl RowCache {
         RowCache {
             slots: Vec::new(),
             tags: Vec::new(),
+            used: Vec::new(),
             slot_count,
             seen: Vec::new(),
             seen_count: 0,
@@ -154,7 +160,7 @@ impl RowCache {
                     .slots
                     .get(i)
                     .and_then(Option::as_ref)
-                    .is_some_and(|s| s.hash == hash && s.key() == key)
+                    .is_some_and(|s| s.key() == key)
         })
     }
 
@@ -173,9 +179,12 @@ impl RowCache {
     /// As [`get`](Self::get), lent instead of copied, and a miss not counted (see
     /// [`holds`](Self::holds) and [`missed`](Self::missed)).
     pub(crate) fn hit(&self, key: &[u8], hash: u64, read_seq: u64) -> Option<RowRef<'_>> {
-        let slot = self.held(key, hash, read_seq)?;
+        let i = self.held(key, hash, read_seq)?;
+        let slot = self.slots.get(i)?.as_ref()?;
         self.hits.set(self.hits.get() + 1);
-        slot.used.set(true);
+        if let Some(used) = self.used.get(i) {
+            used.set(true);
+        }
         Some(slot.row())
     }
 
@@ -189,10 +198,26 @@ impl RowCache {
         self.misses.set(self.misses.get() + 1);
     }
 
-    fn held(&self, key: &[u8], hash: u64, read_seq: u64) -> Option<&Slot> {
-        self.position(key, hash)
-            .and_then(|i| self.slots.get(i)?.as_ref())
-            .filter(|slot| slot.seq <= read_seq)
+    /// The slot of `key`'s entry, if a read at `read_seq` sees its version.
+    fn held(&self, key: &[u8], hash: u64, read_seq: u64) -> Option<usize> {
+        self.position(key, hash).filter(|&i| {
+            self.slots
+                .get(i)
+                .and_then(Option::as_ref)
+                .is_some_and(|slot| slot.seq() <= read_seq)
+        })
+    }
+
+    /// Whether slot `i`'s entry was read since a fill last passed it over.
+    fn was_used(&self, i: usize) -> bool {
+        self.used.get(i).is_some_and(Cell::get)
+    }
+
+    /// Pass slot `i`'s entry over: it goes at the next pass unless read again.
+    fn pass_over(&self, i: usize) {
+        if let Some(used) = self.used.get(i) {
+            used.set(false);
+        }
     }
 
     /// Bytes held, and reads answered and not since open (see [`Stats`](super::Stats)).
@@ -215,6 +240,7 @@ impl RowCache {
             }
             self.slots.resize_with(self.slot_count, || None);
             self.tags = alloc::vec![0; self.slot_count];
+            self.used = (0..self.slot_count).map(|_| Cell::new(false)).collect();
             self.seen = alloc::vec![0; words];
             self.bytes = fixed;
         }
@@ -244,7 +270,7 @@ impl RowCache {
                         chosen = Some(i);
                         break;
                     }
-                    Some(Some(s)) if !s.used.get() => {
+                    Some(Some(_)) if !self.was_used(i) => {
                         chosen = chosen.or(Some(i));
                     }
                     _ => {}
@@ -253,9 +279,7 @@ impl RowCache {
         }
         let Some(i) = chosen else {
             for i in [a, b] {
-                if let Some(Some(s)) = self.slots.get(i) {
-                    s.used.set(false);
-                }
+                self.pass_over(i);
             }
             return;
         };
@@ -266,11 +290,13 @@ impl RowCache {
             }
             None => Vec::new(),
         };
-        let entry = Slot::of_row(hash, row, buf);
+        let Some(entry) = Slot::of_row(row, buf) else {
+            return;
+        };
         self.make_room(entry.charge(), i);
         if self.bytes + entry.charge() <= self.budget {
             self.bytes += entry.charge();
-            self.set_slot(i, entry);
+            self.set_slot(i, hash, entry);
         }
     }
 
@@ -293,7 +319,7 @@ impl RowCache {
                 continue;
             }
             match self.slots.get(at) {
-                Some(Some(s)) if s.used.get() => s.used.set(false),
+                Some(Some(_)) if self.was_used(at) => self.pass_over(at),
                 Some(Some(_)) => {
                     if let Some(s) = self.take_slot(at) {
                         self.bytes -= s.charge();
@@ -333,25 +359,30 @@ impl RowCache {
         let Some(i) = self.position(key, hash) else {
             return;
         };
-        let Some(slot) = self.slots.get_mut(i).and_then(Option::as_mut) else {
+        // Taken out and put back, its tag and whether it was read kept.
+        let Some(old) = self.slots.get_mut(i).and_then(Option::take) else {
             return;
         };
-        let before = slot.charge();
-        slot.rewrite(&version.row(key));
-        let after = slot.charge();
-        if self.bytes - before + after > self.budget {
-            self.take_slot(i);
-            self.bytes -= before;
-        } else {
-            self.bytes = self.bytes - before + after;
+        self.bytes -= old.charge();
+        match Slot::of_row(&version.row(key), old.into_buffer()) {
+            Some(entry) if self.bytes + entry.charge() <= self.budget => {
+                self.bytes += entry.charge();
+                if let Some(slot) = self.slots.get_mut(i) {
+                    *slot = Some(entry);
+                }
+            }
+            _ => {
+                self.take_slot(i);
+            }
         }
     }
 
-    /// Put `entry` in slot `i` (and its tag).
-    fn set_slot(&mut self, i: usize, entry: Slot) {
+    /// Put `entry`, of a key of `hash`, in slot `i` (and its tag), not read yet.
+    fn set_slot(&mut self, i: usize, hash: u64, entry: Slot) {
         if let (Some(slot), Some(t)) = (self.slots.get_mut(i), self.tags.get_mut(i)) {
-            *t = tag(entry.hash);
+            *t = tag(hash);
             *slot = Some(entry);
+            self.pass_over(i);
         }
     }
 
@@ -367,6 +398,7 @@ impl RowCache {
     pub(crate) fn clear(&mut self) {
         self.slots = Vec::new();
         self.tags = Vec::new();
+        self.used = Vec::new();
         self.seen = Vec::new();
         self.seen_count = 0;
         self.bytes = 0;
