@@ -3,9 +3,8 @@
 //! whose filter rules the key out is not searched (see `MemtableFilter`), and an SST whose key
 //! filter does is skipped without reading a page. An SST with a point index (read often, on a
 //! store that shares its pages: see `PointIndex`) is not searched at all: the index gives the
-//! key's row, or says the SST does not hold it.
-//! It returns the newest version at or below a sequence number, raw (it may be a tombstone or
-//! expired): callers decide liveness at their read time.
+//! key's row, or says the SST does not hold it. It returns the newest version at or below a
+//! sequence number, raw (a tombstone or expired, maybe): callers decide liveness at read time.
 //!
 //! A read at the newest sequence number ([`lookup_newest`](Inner::lookup_newest), what
 //! `get_entry`, `has` and `ttl` use; `get` asks the same row cache through
@@ -14,15 +13,13 @@
 //! lent where it lies (`with_searched_newest`).
 //!
 //! Owns the `Inner` methods [`load_page`](Inner::load_page), [`lookup`](Inner::lookup),
-//! [`lookup_newest`](Inner::lookup_newest) (the row cache, then
-//! [`search_newest`](Inner::search_newest)), [`with_cached_newest`](Inner::with_cached_newest)
-//! (an answer lent from the row cache, or the hash for `search_newest`), `with_searched_newest`
-//! (with the `point-index` feature: the search without a wait, or none) and the private
-//! `lookup_hashed`, `lookup_in_version`, `lookup_in_sst`, `probe_at_once` (what an SST tells
-//! without a page, for both searches), `indexed_row`, `newest_from` (a key's versions from a
-//! row on, over page boundaries) and `build_point_index`, with `ssts_for` (the SSTs a read
-//! asks, in order); of the state, it fills and reads `State::cache` (the page cache) and
-//! `State::rows` (the row cache).
+//! [`lookup_newest`](Inner::lookup_newest) (the row cache, then `search_newest`),
+//! [`with_cached_newest`](Inner::with_cached_newest) (an answer lent from the row cache, or the
+//! hash for `search_newest`), `with_searched_newest` (`point-index`: the search without a
+//! wait) and the private `lookup_hashed`, `lookup_in_version`, `lookup_in_sst`, `probe_at_once`
+//! (what an SST tells without a page), `indexed_row`, `newest_from` (a key's versions over page
+//! boundaries), `build_point_index` and `ssts_for` (the SSTs a read asks, in order); of the
+//! state, it fills and reads `State::cache` (the page cache) and `State::rows` (the row cache).
 
 use super::memtable::{live_value, MemVersion};
 use super::memtable_filter::MemtableFilter;
@@ -32,7 +29,7 @@ use super::point_index::PointIndex;
 use super::state::Inner;
 use super::version::{SstHandle, Version};
 use crate::error::{Error, Result};
-use crate::format::{key_hash, DataPage};
+use crate::format::{key_hash, DataPage, RowRef};
 use crate::store::PageId;
 
 impl Inner {
@@ -209,10 +206,12 @@ impl Inner {
         hash: u64,
         read_seq: u64,
     ) -> Result<Option<MemVersion>> {
-        match self.probe_at_once(sst, key, hash, read_seq, true)? {
+        match self.probe_at_once(sst, key, hash, read_seq, true, MemVersion::of_row)? {
             Probe::Absent => return Ok(None),
             #[cfg(feature = "point-index")]
-            Probe::At(page, at) => return Ok(Some(MemVersion::of_row(&page.row_at(at)?.0))),
+            Probe::Found(version) => return Ok(Some(version)),
+            #[cfg(not(feature = "point-index"))]
+            Probe::Found(never, _) => match never {},
             Probe::Search => {}
         }
         let index = sst.page_for(key);
@@ -229,27 +228,29 @@ impl Inner {
 
     /// What `sst` can tell of `key`'s newest version at or below `read_seq` without waiting:
     /// that it holds none (the key lies outside its keys, or its key filter rules the key out),
-    /// or, through its point index, the row; else its pages have to be searched. `hash` is the
-    /// key's [`key_hash`]. `counted`: the lookup counts toward building the SST's point index
-    /// (the search that waits, which follows the search without a wait where it found no index).
-    fn probe_at_once(
+    /// or, through its point index, `found` of the row (lent where it lies, decoded once); else
+    /// its pages have to be searched. `hash` is the key's [`key_hash`]. `counted`: the lookup
+    /// counts toward building the SST's point index (the search that waits, which follows the
+    /// search without a wait where it found no index).
+    fn probe_at_once<R>(
         &self,
         sst: &SstHandle,
         key: &[u8],
         hash: u64,
         read_seq: u64,
         counted: bool,
-    ) -> Result<Probe> {
+        found: impl FnOnce(&RowRef<'_>) -> R,
+    ) -> Result<Probe<R>> {
         if key < sst.first_key() || key > sst.last_key() {
             return Ok(Probe::Absent);
         }
         #[cfg(feature = "point-index")]
         if let Some(index) = sst.point_index(counted, |sst| self.build_point_index(sst)) {
-            return self.indexed_row(sst, index, key, hash, read_seq);
+            return self.indexed_row(sst, index, key, hash, read_seq, found);
         }
         // Only an index tells a version's row without a page.
         #[cfg(not(feature = "point-index"))]
-        let _ = (read_seq, counted);
+        let _ = (read_seq, counted, found);
         let ruled_out = sst
             .meta
             .key_filter
@@ -268,14 +269,15 @@ impl Inner {
     /// next: rare, a key with many versions a snapshot holds), or where a page is not at hand
     /// (never, as the index is only built where every page is shared).
     #[cfg(feature = "point-index")]
-    fn indexed_row(
+    fn indexed_row<R>(
         &self,
         sst: &SstHandle,
         index: &PointIndex,
         key: &[u8],
         hash: u64,
         read_seq: u64,
-    ) -> Result<Probe> {
+        found: impl FnOnce(&RowRef<'_>) -> R,
+    ) -> Result<Probe<R>> {
         for (page_index, at) in index.candidates(hash) {
             let Some(page) = u32::try_from(page_index)
                 .ok()
@@ -288,15 +290,13 @@ impl Inner {
             if row.key != key {
                 continue;
             }
-            let mut row_at = at;
             loop {
                 if row.seq <= read_seq {
-                    return Ok(Probe::At(page, row_at));
+                    return Ok(Probe::Found(found(&row)));
                 }
                 if next == page.rows_len() {
                     return Ok(Probe::Search);
                 }
-                row_at = next;
                 (row, next) = page.row_at(next)?;
                 if row.key != key {
                     return Ok(Probe::Absent);
@@ -322,7 +322,7 @@ impl Inner {
         key: &[u8],
         hash: u64,
         now: i64,
-        f: impl FnOnce(Option<&[u8]>) -> R,
+        f: impl Fn(Option<&[u8]>) -> R,
     ) -> Result<Option<R>> {
         let (read_seq, version) = {
             let st = self.state.borrow();
@@ -338,14 +338,14 @@ impl Inner {
             (read_seq, st.version.clone())
         };
         let sst_hash = key_hash(key);
+        let answer = |row: &RowRef<'_>| {
+            self.keep_row(hash, row);
+            f(live_value(row.expire_at, row.value, now))
+        };
         for sst in ssts_for(&version, key) {
-            match self.probe_at_once(sst, key, sst_hash, read_seq, false)? {
+            match self.probe_at_once(sst, key, sst_hash, read_seq, false, answer)? {
                 Probe::Absent => {}
-                Probe::At(page, at) => {
-                    let (row, _) = page.row_at(at)?;
-                    self.keep_row(hash, &row);
-                    return Ok(Some(f(live_value(row.expire_at, row.value, now))));
-                }
+                Probe::Found(answer) => return Ok(Some(answer)),
                 Probe::Search => return Ok(None),
             }
         }
@@ -356,7 +356,7 @@ impl Inner {
     /// is borrowed (an `f` of an answer from the cache called back into the engine, which it
     /// must not): the cache is passed by then, never a panic.
     #[cfg(feature = "point-index")]
-    fn keep_row(&self, hash: u64, row: &crate::format::RowRef<'_>) {
+    fn keep_row(&self, hash: u64, row: &RowRef<'_>) {
         if let Ok(mut st) = self.state.try_borrow_mut() {
             st.rows.fill(hash, row);
         }
@@ -416,12 +416,16 @@ impl Inner {
 }
 
 /// What an SST tells of a key's version without waiting (see `Inner::probe_at_once`).
-enum Probe {
+enum Probe<R> {
     /// It holds no version of the key a read at its sequence number sees.
     Absent,
-    /// The version begins at this byte of this page's rows (`DataPage::row_at`).
+    /// What the probe's `found` made of the version's row.
     #[cfg(feature = "point-index")]
-    At(DataPage, usize),
+    Found(R),
+    /// Uninhabited: only a point index finds a row (so the engine keeps no code for one).
+    #[cfg(not(feature = "point-index"))]
+    #[allow(dead_code)]
+    Found(core::convert::Infallible, core::marker::PhantomData<R>),
     /// Its pages have to be searched.
     Search,
 }
