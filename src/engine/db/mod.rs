@@ -171,8 +171,8 @@ impl Db {
     /// once ([`Lookup::Now`], lent, but a memtable's copied; `f` must not call into the engine)
     /// where the row cache holds `key` or (`point-index`) the search needs no page: a memtable
     /// holds it, or each SST rules it out or finds it through a point index over shared pages.
-    /// Else the search [`get_entry`](Db::get_entry) makes too, as a future ([`Lookup::Later`])
-    /// that checks the handle again and reads the keyspace where it is when it runs.
+    /// Else the search `get_entry` makes too, as a boxed future ([`Lookup::Later`]: an answer at
+    /// once stays small) that checks the handle and reads the keyspace where it is when it runs.
     pub fn get_with<R, F>(
         &self,
         key: &[u8],
@@ -210,7 +210,7 @@ impl Db {
         }
         let db = self.clone();
         let ikey = ikey.into_owned();
-        Ok(Lookup::Later(async move {
+        Ok(Lookup::Later(alloc::boxed::Box::pin(async move {
             let keyspace = db.open_keyspace()?;
             let found = if namespace_of(&ikey) == Some(keyspace) {
                 db.inner.search_newest(&ikey, hash).await?
@@ -222,7 +222,7 @@ impl Db {
             };
             let live = db.live_now(found)?.and_then(|v| v.value);
             Ok(f(live.as_deref()))
-        }))
+        })))
     }
 
     /// The live entry of `key` with its expiry, if any.
