@@ -205,7 +205,18 @@ function encode(value, keyWasString, copy) {
 // [type (BATCH_PUT or BATCH_DELETE), key length, value length, TTL kind, TTL argument, condition].
 // One copy into WebAssembly memory per batch instead of two typed arrays per op.
 
-/** Builds the packed form of a batch, one op at a time (see above). */
+// A batch is packed into buffers kept from one batch to the next (a batch of 1,000 small ops
+// needs about 180 KB: made anew each time, outside V8's heap, they brought its collector round
+// every few batches), unless another batch is being packed into them: an app's getter or toJSON,
+// run while its batch is packed, may pack one of its own. Kept up to the 1 MiB a batch starts
+// with at most; a batch of more ops than that holds numbers packs into buffers of its own.
+const KEEP_BYTES = 1024 * 1024;
+const packing = { bytes: new Uint8Array(0), meta: new Float64Array(0), busy: false };
+
+/**
+ * Builds the packed form of a batch, one op at a time (see above). `release` once the engine
+ * has the batch (`finish`), whatever happened: the buffers may be the ones kept for the next.
+ */
 export class PackedBatch {
   #bytes;
   #length = 0;
@@ -213,11 +224,28 @@ export class PackedBatch {
   #ops = 0;
   #pendingKey = 0;
   #pendingKeyWasString = false;
+  #kept;
 
   constructor(opCount) {
     // Room for 128 bytes per op, up to 1 MiB; it grows as the ops need.
-    this.#bytes = new Uint8Array(Math.min(Math.max(256, opCount * 128), 1024 * 1024));
-    this.#meta = new Float64Array(opCount * BATCH_OP_FIELDS);
+    const bytes = Math.min(Math.max(256, opCount * 128), KEEP_BYTES);
+    const fields = opCount * BATCH_OP_FIELDS;
+    const kept = (this.#kept = !packing.busy && fields * 8 <= KEEP_BYTES);
+    if (kept) {
+      packing.busy = true;
+      if (packing.bytes.length < bytes) packing.bytes = new Uint8Array(bytes);
+      if (packing.meta.length < fields) packing.meta = new Float64Array(fields);
+    }
+    this.#bytes = kept ? packing.bytes : new Uint8Array(bytes);
+    this.#meta = kept ? packing.meta : new Float64Array(fields);
+  }
+
+  /** Hands the buffers back to be kept for the next batch (if they came from there). */
+  release() {
+    if (!this.#kept) return;
+    this.#kept = false;
+    if (this.#bytes.length <= KEEP_BYTES) packing.bytes = this.#bytes;
+    packing.busy = false;
   }
 
   /** Room for `extra` more bytes. */
@@ -298,9 +326,14 @@ export class PackedBatch {
     meta[at + 5] = condition;
   }
 
-  /** `[bytes, meta]`: the arguments of the engine's `batch`. */
-  finish() {
-    return [this.#bytes.subarray(0, this.#length), this.#meta.subarray(0, this.#ops * BATCH_OP_FIELDS)];
+  /**
+   * `[bytes, meta]`: the arguments of the engine's `batch`; views of the buffers `inPlace`, for a
+   * call that copies them before it returns (`encodeValueInPlace`'s rule), else copies.
+   */
+  finish(inPlace) {
+    const bytes = this.#bytes.subarray(0, this.#length);
+    const meta = this.#meta.subarray(0, this.#ops * BATCH_OP_FIELDS);
+    return inPlace ? [bytes, meta] : [bytes.slice(), meta.slice()];
   }
 }
 

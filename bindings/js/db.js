@@ -156,20 +156,28 @@ export class Db {
   async batch(ops) {
     if (!Array.isArray(ops)) throw invalid("batch takes an array of operations");
     const packed = new PackedBatch(ops.length);
-    for (const op of ops) {
-      if (op === null || typeof op !== "object") throw invalid("a batch operation must be an object");
-      packed.key(op.key);
-      if (op.type === "put") {
-        const [kind, arg, cond] = batchPutArgs(op);
-        packed.put(op.value, kind, arg, cond);
-      } else if (op.type === "delete") {
-        checkKnown(op, ["type", "key"], "delete");
-        packed.delete();
-      } else {
-        throw invalid(`unknown batch operation type ${JSON.stringify(op.type)}`);
+    let answer;
+    try {
+      for (const op of ops) {
+        if (op === null || typeof op !== "object") throw invalid("a batch operation must be an object");
+        packed.key(op.key);
+        if (op.type === "put") {
+          const [kind, arg, cond] = batchPutArgs(op);
+          packed.put(op.value, kind, arg, cond);
+        } else if (op.type === "delete") {
+          checkKnown(op, ["type", "key"], "delete");
+          packed.delete();
+        } else {
+          throw invalid(`unknown batch operation type ${JSON.stringify(op.type)}`);
+        }
       }
+      // Asked after the ops are read (their getters may have closed the database): in place only
+      // where the engine copies the batch before `#call` returns.
+      answer = this.#call("batch", packed.finish(this.#atOnce() !== undefined));
+    } finally {
+      packed.release();
     }
-    const ok = await this.#call("batch", packed.finish());
+    const ok = await answer;
     if (!ok) throw new TtlKvError("INVALID_ARGUMENT", "a condition in the batch failed; nothing was written");
   }
 

@@ -751,6 +751,36 @@ test("puts made back to back without waiting each keep their own value, in the d
   assert.equal(await db.get(new Uint8Array([1, 2, 3])), first);
 });
 
+test("batches made back to back without waiting, and one packed inside another's packing, each keep their own ops", async () => {
+  // Batches are packed into buffers kept from one to the next: each of these, of another size
+  // than the one before it, would store another batch's bytes if a call read them late.
+  const value = (b, i) => `batch ${b} op ${i} `.padEnd(60 + ((b * 7 + i) % 150), String.fromCharCode(97 + (b % 26)));
+  const ops = (b, prefix) => Array.from({ length: 5 + (b % 40) }, (_, i) => ({ type: "put", key: `${prefix}${b}.${i}`, value: value(b, i) }));
+  const check = async (db, label) => {
+    const batches = [];
+    for (let b = 0; b < 60; b++) batches.push(db.batch(ops(b, "k")));
+    await Promise.all(batches);
+    for (let b = 0; b < 60; b++) {
+      for (const op of ops(b, "k")) assert.equal(await db.get(op.key), op.value, `${label}, ${op.key}`);
+    }
+    // An op whose value getter makes a batch of its own while the outer one is being packed.
+    let inner;
+    const outer = ops(41, "outer");
+    const sneaky = { type: "put", key: "sneaky", get value() { inner = db.batch(ops(42, "inner")); return value(43, 0); } };
+    await db.batch([...outer.slice(0, 20), sneaky, ...outer.slice(20)]);
+    await inner;
+    for (const op of [...outer, ...ops(42, "inner"), { key: "sneaky", value: value(43, 0) }]) {
+      assert.equal(await db.get(op.key), op.value, `${label}, ${op.key}`);
+    }
+    // A batch that fails while packed gives its buffers back: the next one keeps its ops.
+    await rejects(db.batch([...ops(3, "bad"), { type: "put", key: 5, value: "x" }]), "INVALID_ARGUMENT");
+    assert.equal(await db.get("bad3.0"), undefined);
+    await db.batch(ops(4, "after"));
+    for (const op of ops(4, "after")) assert.equal(await db.get(op.key), op.value, `${label}, ${op.key}`);
+  };
+  await inEachKeyspaceAndOnAnAdapter(check, "packed-batches-adapter");
+});
+
 test("a page-store adapter persists the data across close and reopen", async () => {
   const adapter = mapAdapter();
   const clock = fakeClock();
