@@ -208,9 +208,9 @@ function encode(value, keyWasString, copy) {
 // A batch is packed into buffers kept from one batch to the next (a batch of 1,000 small ops
 // needs about 180 KB: made anew each time, outside V8's heap, they brought its collector round
 // every few batches), unless another batch is being packed into them: an app's getter or toJSON,
-// run while its batch is packed, may pack one of its own. Kept up to the 1 MiB a batch starts
-// with at most; a batch of more ops than that holds numbers packs into buffers of its own.
-const KEEP_BYTES = 1024 * 1024;
+// run while its batch is packed, may pack one of its own. Each is kept up to 256 KiB (2,048 ops'
+// bytes at the start, 5,461 ops' numbers); a larger batch packs into buffers of its own.
+const KEEP_BYTES = 256 * 1024;
 const packing = { bytes: new Uint8Array(0), meta: new Float64Array(0), busy: false };
 
 /**
@@ -224,20 +224,22 @@ export class PackedBatch {
   #ops = 0;
   #pendingKey = 0;
   #pendingKeyWasString = false;
+  #opCount;
   #kept;
 
   constructor(opCount) {
     // Room for 128 bytes per op, up to 1 MiB; it grows as the ops need.
-    const bytes = Math.min(Math.max(256, opCount * 128), KEEP_BYTES);
+    const bytes = Math.min(Math.max(256, opCount * 128), 1024 * 1024);
     const fields = opCount * BATCH_OP_FIELDS;
-    const kept = (this.#kept = !packing.busy && fields * 8 <= KEEP_BYTES);
-    if (kept) {
-      packing.busy = true;
-      if (packing.bytes.length < bytes) packing.bytes = new Uint8Array(bytes);
-      if (packing.meta.length < fields) packing.meta = new Float64Array(fields);
-    }
+    const kept = !packing.busy && bytes <= KEEP_BYTES && fields * 8 <= KEEP_BYTES;
+    // Made before the kept buffers are marked taken: a failure to make them leaves them free.
+    if (kept && packing.bytes.length < bytes) packing.bytes = new Uint8Array(bytes);
+    if (kept && packing.meta.length < fields) packing.meta = new Float64Array(fields);
     this.#bytes = kept ? packing.bytes : new Uint8Array(bytes);
     this.#meta = kept ? packing.meta : new Float64Array(fields);
+    this.#opCount = opCount;
+    this.#kept = kept;
+    packing.busy ||= kept;
   }
 
   /** Hands the buffers back to be kept for the next batch (if they came from there). */
@@ -316,6 +318,9 @@ export class PackedBatch {
   }
 
   #op(type, valueLength, ttlKind, ttlArg, condition) {
+    // An app's getter may add to the array while its ops are read: an op past the count the
+    // batch began with is refused, whatever room a kept buffer has.
+    if (this.#ops === this.#opCount) throw new TtlKvError("INVALID_ARGUMENT", "the batch's array grew while it was read");
     const meta = this.#meta;
     const at = this.#ops++ * BATCH_OP_FIELDS;
     meta[at] = type;

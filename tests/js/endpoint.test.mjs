@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { LocalEndpoint } from "../../bindings/js/engine.js";
 import { TtlKvError } from "../../bindings/js/errors.js";
-import { encodeKey, encodeValue } from "../../bindings/js/codec.js";
+import { encodeKey, encodeValue, PackedBatch } from "../../bindings/js/codec.js";
 import { TTL_DEFAULT, TTL_AFTER_MS, PUT_ALWAYS, PUT_IF_ABSENT } from "../../bindings/js/protocol.js";
 
 const wasm = await import("../../bindings/js/pkg/ttlkv_web.js");
@@ -147,3 +147,41 @@ for (const [engine, glue] of Object.entries(engines)) {
     await e.close();
   });
 }
+
+test("a batch's packing buffers serve the next batch once released, after a failure too; never two at once; never more ops than begun with", () => {
+  const isInvalid = (e) => e instanceof TtlKvError && e.code === "INVALID_ARGUMENT";
+  const first = new PackedBatch(4);
+  first.key("a");
+  first.put("v", TTL_DEFAULT, 0, PUT_ALWAYS);
+  const [kept] = first.finish(true);
+  // Packed while the first is: buffers of its own.
+  const inner = new PackedBatch(4);
+  assert.notEqual(inner.finish(true)[0].buffer, kept.buffer);
+  inner.release();
+  first.release();
+  // A batch that fails while packed gives them back all the same (Db.batch releases in `finally`).
+  const failed = new PackedBatch(4);
+  assert.equal(failed.finish(true)[0].buffer, kept.buffer);
+  assert.throws(() => failed.key(5), isInvalid);
+  failed.release();
+  const next = new PackedBatch(4);
+  next.key("b");
+  next.put("w", TTL_DEFAULT, 0, PUT_ALWAYS);
+  const [inPlace, meta] = next.finish(true);
+  assert.equal(inPlace.buffer, kept.buffer);
+  // Where the call may read them later: copies of their exact size, nothing of the kept buffers.
+  const [bytes, numbers] = next.finish(false);
+  assert.notEqual(bytes.buffer, kept.buffer);
+  assert.equal(bytes.buffer.byteLength, bytes.length);
+  assert.deepEqual([...bytes], [...inPlace]);
+  assert.equal(numbers.buffer.byteLength, numbers.length * 8);
+  assert.deepEqual([...numbers], [...meta]);
+  next.release();
+  // The kept buffers have room for more ops than this batch began with: refused all the same.
+  const grown = new PackedBatch(1);
+  grown.key("c");
+  grown.put("x", TTL_DEFAULT, 0, PUT_ALWAYS);
+  grown.key("d");
+  assert.throws(() => grown.put("y", TTL_DEFAULT, 0, PUT_ALWAYS), isInvalid);
+  grown.release();
+});

@@ -772,6 +772,12 @@ test("batches made back to back without waiting, and one packed inside another's
     for (const op of [...outer, ...ops(42, "inner"), { key: "sneaky", value: value(43, 0) }]) {
       assert.equal(await db.get(op.key), op.value, `${label}, ${op.key}`);
     }
+    // An op whose getter adds to the array being read, after a larger batch left room in the
+    // kept buffers: refused, nothing written, as it is where there is no room.
+    const growing = ops(7, "growing");
+    growing.push({ type: "put", key: "grower", get value() { growing.push({ type: "put", key: "added", value: "x" }); return "y"; } });
+    await rejects(db.batch(growing), "INVALID_ARGUMENT");
+    for (const key of ["growing7.0", "grower", "added"]) assert.equal(await db.get(key), undefined, `${label}, ${key}`);
     // A batch that fails while packed gives its buffers back: the next one keeps its ops.
     await rejects(db.batch([...ops(3, "bad"), { type: "put", key: 5, value: "x" }]), "INVALID_ARGUMENT");
     assert.equal(await db.get("bad3.0"), undefined);
