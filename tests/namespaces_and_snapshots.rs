@@ -275,3 +275,42 @@ fn a_namespace_ttl_that_no_write_could_use_is_refused_when_it_is_set_never_store
         assert!(ns.ttl(b"k2").await.unwrap() > 0);
     });
 }
+
+#[test]
+fn a_namespace_costs_the_manifest_a_few_dozen_bytes_and_thousands_reopen_whole() {
+    use ttlkv::store::{MemoryStore, PageStore};
+    let (db, store, clock) = fresh(DbOptions::default());
+    let manifest_len = |store: &MemoryStore| {
+        run(store.read_manifest())
+            .unwrap()
+            .map_or(0, |record| record.bytes.len())
+    };
+    let before = manifest_len(&store);
+    const N: u32 = 2_000;
+    run(async {
+        for i in 0..N {
+            // Names of 12 bytes.
+            let ns = db.namespace(&format!("tenant-{i:05}"), None).await.unwrap();
+            ns.put(b"k", &i.to_le_bytes()).await.unwrap();
+        }
+    });
+    // Every namespace is listed in the manifest, which each creation, drop, clear, flush and
+    // compaction writes whole (docs/api.md, "Namespaces"): its size is what they all pay.
+    let per_namespace = (manifest_len(&store) - before) / N as usize;
+    assert!(
+        per_namespace <= 48,
+        "{per_namespace} manifest bytes a namespace"
+    );
+    drop(db);
+    let db = reopen(&store, &clock, DbOptions::default());
+    run(async {
+        for i in (0..N).step_by(97) {
+            let ns = db.namespace(&format!("tenant-{i:05}"), None).await.unwrap();
+            assert_eq!(
+                ns.get(b"k").await.unwrap().as_deref(),
+                Some(&i.to_le_bytes()[..])
+            );
+        }
+        assert_eq!(db.namespaces().len(), N as usize);
+    });
+}
