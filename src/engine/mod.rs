@@ -52,6 +52,7 @@ mod row_cache;
 mod row_cache_slot;
 mod scan;
 mod snapshot;
+mod sst_probe;
 mod sst_writer;
 mod state;
 mod stats;

@@ -1,10 +1,9 @@
 //! The point-read path: memtables, then L0 newest first, then one SST per deeper level, through
 //! the page cache (or, where the store shares its pages, the pages where they lie). A memtable
-//! whose filter rules the key out is not searched (see `MemtableFilter`), and an SST whose key
-//! filter does is skipped without reading a page. An SST with a point index (read often, on a
-//! store that shares its pages: see `PointIndex`) is not searched at all: the index gives the
-//! key's row, or says the SST does not hold it. It returns the newest version at or below a
-//! sequence number, raw (a tombstone or expired, maybe): callers decide liveness at read time.
+//! whose filter rules the key out is not searched (see `MemtableFilter`); each SST is first asked
+//! what it tells without a page (`sst_probe.rs`: its range and key filter, or its point index,
+//! which gives the key's row). It returns the newest version at or below a sequence number, raw
+//! (a tombstone or expired, maybe): callers decide liveness at read time.
 //!
 //! A read at the newest sequence number ([`lookup_newest`](Inner::lookup_newest), what
 //! `get_entry`, `has` and `ttl` use; `get` asks the same row cache through
@@ -16,20 +15,21 @@
 //! [`lookup_newest`](Inner::lookup_newest) (the row cache, then `search_newest`),
 //! [`with_cached_newest`](Inner::with_cached_newest) (an answer lent from the row cache, or the
 //! hash for `search_newest`), `with_searched_newest` (`point-index`: the search without a
-//! wait) and the private `lookup_hashed`, `lookup_in_version`, `lookup_in_sst`, `probe_at_once`
-//! (what an SST tells without a page), `indexed_row`, `newest_from` (a key's versions over page
-//! boundaries), `build_point_index` and `ssts_for` (the SSTs a read asks, in order); of the
-//! state, it fills and reads `State::cache` (the page cache) and `State::rows` (the row cache).
+//! wait) and the private `lookup_hashed`, `lookup_in_version`, `lookup_in_sst`, `keep_row`,
+//! `newest_from` (a key's versions over page boundaries) and `ssts_for` (the SSTs a read asks, in
+//! order); of the state, it fills and reads `State::cache` (the page cache) and `State::rows`
+//! (the row cache).
 
 use super::memtable::{live_value, MemVersion};
 use super::memtable_filter::MemtableFilter;
 use super::page_cache::CacheFill;
-#[cfg(feature = "point-index")]
-use super::point_index::PointIndex;
+use super::sst_probe::Probe;
 use super::state::Inner;
 use super::version::{SstHandle, Version};
 use crate::error::{Error, Result};
-use crate::format::{key_hash, DataPage, RowRef};
+#[cfg(feature = "point-index")]
+use crate::format::RowRef;
+use crate::format::{key_hash, DataPage};
 use crate::store::PageId;
 
 impl Inner {
@@ -71,20 +71,6 @@ impl Inner {
             self.state.borrow_mut().cache.insert(id, page.clone());
         }
         Ok(page)
-    }
-
-    /// Data page `index` of `sst` if the store shares its pages, kept with the handle.
-    fn shared_page(&self, sst: &SstHandle, index: u32) -> Option<Result<DataPage>> {
-        if let Some(page) = sst.shared_page(index) {
-            return Some(Ok(page));
-        }
-        let id = PageId::sst_data(sst.id(), index);
-        let bytes = self.store.shared_page(id)?;
-        let page = DataPage::decode_trusted(bytes).map_err(|e| e.context(id));
-        if let Ok(page) = &page {
-            sst.keep_shared_page(index, page.clone());
-        }
-        Some(page)
     }
 
     /// The newest version of internal key `key` with `seq <= read_seq`, from any source.
@@ -226,86 +212,6 @@ impl Inner {
         }
     }
 
-    /// What `sst` can tell of `key`'s newest version at or below `read_seq` without waiting:
-    /// that it holds none (the key lies outside its keys, or its key filter rules the key out),
-    /// or, through its point index, `found` of the row (lent where it lies, decoded once); else
-    /// its pages have to be searched. `hash` is the key's [`key_hash`]. `counted`: the lookup
-    /// counts toward building the SST's point index (the search that waits, which follows the
-    /// search without a wait where it found no index).
-    fn probe_at_once<R>(
-        &self,
-        sst: &SstHandle,
-        key: &[u8],
-        hash: u64,
-        read_seq: u64,
-        counted: bool,
-        found: impl FnOnce(&RowRef<'_>) -> R,
-    ) -> Result<Probe<R>> {
-        if key < sst.first_key() || key > sst.last_key() {
-            return Ok(Probe::Absent);
-        }
-        #[cfg(feature = "point-index")]
-        if let Some(index) = sst.point_index(counted, |sst| self.build_point_index(sst)) {
-            return self.indexed_row(sst, index, key, hash, read_seq, found);
-        }
-        // Only an index tells a version's row without a page.
-        #[cfg(not(feature = "point-index"))]
-        let _ = (read_seq, counted, found);
-        let ruled_out = sst
-            .meta
-            .key_filter
-            .as_ref()
-            .is_some_and(|filter| !filter.may_contain_hash(hash));
-        Ok(if ruled_out {
-            Probe::Absent
-        } else {
-            Probe::Search
-        })
-    }
-
-    /// [`probe_at_once`](Self::probe_at_once) through `sst`'s point index: its candidate rows,
-    /// then the key's rows newest first, walked by their places in the page. `Search` where
-    /// the versions too new for `read_seq` run to the end of a page (they may go on in the
-    /// next: rare, a key with many versions a snapshot holds), or where a page is not at hand
-    /// (never, as the index is only built where every page is shared).
-    #[cfg(feature = "point-index")]
-    fn indexed_row<R>(
-        &self,
-        sst: &SstHandle,
-        index: &PointIndex,
-        key: &[u8],
-        hash: u64,
-        read_seq: u64,
-        found: impl FnOnce(&RowRef<'_>) -> R,
-    ) -> Result<Probe<R>> {
-        for (page_index, at) in index.candidates(hash) {
-            let Some(page) = u32::try_from(page_index)
-                .ok()
-                .and_then(|i| self.shared_page(sst, i))
-            else {
-                return Ok(Probe::Search);
-            };
-            let page = page?;
-            let (mut row, mut next) = page.row_at(at)?;
-            if row.key != key {
-                continue;
-            }
-            loop {
-                if row.seq <= read_seq {
-                    return Ok(Probe::Found(found(&row)));
-                }
-                if next == page.rows_len() {
-                    return Ok(Probe::Search);
-                }
-                (row, next) = page.row_at(next)?;
-                if row.key != key {
-                    return Ok(Probe::Absent);
-                }
-            }
-        }
-        Ok(Probe::Absent)
-    }
-
     /// Where no page has to be read (a memtable holds the key, or each SST the read asks rules
     /// it out by its range or key filter, or finds its row through its point index, whose
     /// pages the store shares: memory storage, SSTs read often): the newest version of internal
@@ -394,40 +300,6 @@ impl Inner {
             }
         }
     }
-
-    /// `sst`'s [`PointIndex`] if the store shares every one of its pages (see `point_index.rs`).
-    #[cfg(feature = "point-index")]
-    fn build_point_index(&self, sst: &SstHandle) -> Result<Option<PointIndex>> {
-        if !PointIndex::may_cover(sst.meta.row_count, sst.meta.pages.len()) {
-            return Ok(None);
-        }
-        let mut pages = alloc::vec::Vec::with_capacity(sst.meta.pages.len());
-        for index in 0..sst.meta.pages.len() {
-            let index = u32::try_from(index).map_err(|_| {
-                Error::corruption("too many pages").context(PageId::sst_meta(sst.id()))
-            })?;
-            match self.shared_page(sst, index) {
-                Some(page) => pages.push(page?),
-                None => return Ok(None),
-            }
-        }
-        PointIndex::build(sst.meta.row_count, &pages)
-    }
-}
-
-/// What an SST tells of a key's version without waiting (see `Inner::probe_at_once`).
-enum Probe<R> {
-    /// It holds no version of the key a read at its sequence number sees.
-    Absent,
-    /// What the probe's `found` made of the version's row.
-    #[cfg(feature = "point-index")]
-    Found(R),
-    /// Uninhabited: only a point index finds a row (so the engine keeps no code for one).
-    #[cfg(not(feature = "point-index"))]
-    #[allow(dead_code)]
-    Found(core::convert::Infallible, core::marker::PhantomData<R>),
-    /// Its pages have to be searched.
-    Search,
 }
 
 /// The SSTs of `version` that may hold `key`, in the order a read asks them: every SST of L0,

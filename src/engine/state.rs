@@ -29,6 +29,8 @@
 //! - `namespace.rs`: `ensure_namespace`, `drop_namespace`, `clear_keyspace`, `namespaces`; the
 //!   manifest's namespaces;
 //! - `read.rs`: `load_page`, `lookup`, `lookup_newest`; `cache` and `rows` (fills);
+//! - `sst_probe.rs`: `shared_page`, `probe_at_once`; reads only (an SST handle keeps the pages
+//!   and the point index it builds);
 //! - `scan.rs`: `scan_at`, `range`; read pins in `snapshots`;
 //! - `maintenance.rs`: `maintenance_step`, `next_wakeup`; no state of its own;
 //! - `stats.rs`: `stats`; reads only.
