@@ -1,29 +1,26 @@
 //! [`Db`]: the public handle of an open database, scoped to one namespace. Each method validates
 //! its input, turns it into internal keys (and ops), and hands over to the machinery behind it:
-//! the write path (the write calls are in [`writes`]), the read path (`read.rs`), `scan.rs`, the
-//! purge, flush, compaction and the maintenance step. Here: opening, namespaces and call records,
-//! reads and scans, and the calls that run background work or close. The write calls and
+//! the write path (the write calls are in [`writes`]), the read path (the read calls are in
+//! [`reads`]), the purge, flush, compaction and the maintenance step. Here: opening, namespaces
+//! and call records, and the calls that run background work or close. The write calls and
 //! `flush` try once more after a reclaim if they find the store full (`engine/reclaim.rs`).
 
+mod reads;
 mod writes;
+
+pub use reads::Lookup;
 
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::future::Future;
 
-use super::keys::{
-    call_record_key, internal_key, internal_key_in, namespace_of, user_key, validate_key,
-    DEFAULT_NAMESPACE, INLINE_INTERNAL_KEY,
-};
+use super::keys::{call_record_key, internal_key, validate_key, DEFAULT_NAMESPACE};
 use super::maintenance::Maintenance;
-use super::memtable::{is_live, MemVersion};
 use super::namespace::{validate_ttl, TtlPolicy};
 use super::options::{
-    DbOptions, Entry, ExpireHook, NamespaceOptions, PurgeReport, PutCondition, PutOptions,
-    ReclaimListener, ScanOptions, Ttl,
+    DbOptions, ExpireHook, NamespaceOptions, PurgeReport, PutCondition, PutOptions,
+    ReclaimListener, Ttl,
 };
-use super::snapshot::Snapshot;
 use super::state::Inner;
 use super::stats::Stats;
 use super::write::ops::CallRecord;
@@ -42,15 +39,6 @@ pub struct Db {
     ns: u32,
     /// The call id this handle's writes record their outcome under (see [`Db::recording_call`]).
     call: Option<Rc<[u8]>>,
-}
-
-/// What [`Db::get_with`] gives: its answer at once, or the future of it.
-#[derive(Debug)]
-pub enum Lookup<R, S> {
-    /// The answer, found without waiting.
-    Now(R),
-    /// The search that finds it.
-    Later(S),
 }
 
 impl Db {
@@ -151,146 +139,6 @@ impl Db {
     fn key(&self, key: &[u8]) -> Result<Vec<u8>> {
         validate_key(key)?;
         Ok(internal_key(self.keyspace(), key))
-    }
-
-    /// The value of `key`, if it is present and not expired: as [`get_with`](Db::get_with)
-    /// answers, the value copied once (without `row-cache` and `point-index`, which alone answer
-    /// at once, as `get_entry` searches: the same answer, in less code).
-    pub async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        #[cfg(any(feature = "row-cache", feature = "point-index"))]
-        let value = match self.get_with(key, |v| v.map(<[u8]>::to_vec))? {
-            Lookup::Now(value) => value,
-            Lookup::Later(search) => search.await?,
-        };
-        #[cfg(not(any(feature = "row-cache", feature = "point-index")))]
-        let value = self.live_version(key).await?.and_then(|v| v.value);
-        Ok(value)
-    }
-
-    /// The lookup of [`get`](Db::get), its value (`None`: absent or expired) handed to `f`: at
-    /// once ([`Lookup::Now`], lent, but a memtable's copied; `f` must not call into the engine)
-    /// where the row cache holds `key` or (`point-index`) the search needs no page: a memtable
-    /// holds it, or each SST rules it out or finds it through a point index over shared pages.
-    /// Else the search `get_entry` makes too, as a boxed future ([`Lookup::Later`]: an answer at
-    /// once stays small) that checks the handle and reads the keyspace where it is when it runs.
-    pub fn get_with<R, F>(
-        &self,
-        key: &[u8],
-        f: F,
-    ) -> Result<Lookup<R, impl Future<Output = Result<R>> + 'static>>
-    where
-        F: Fn(Option<&[u8]>) -> R + 'static,
-    {
-        validate_key(key)?;
-        // A closed handle fails `Closed` without asking the clock (whose reading may fail too).
-        let keyspace = self.open_keyspace()?;
-        let mut buf = [0; INLINE_INTERNAL_KEY];
-        let ikey = internal_key_in(keyspace, key, &mut buf);
-        // Asked again after the clock, which may run the app's code: the handle still open, and
-        // `ikey` still in its keyspace (not cleared: else the search reads where its rows are).
-        let current = || -> Result<bool> { Ok(self.open_keyspace()? == keyspace) };
-        let hash =
-            match self
-                .inner
-                .with_cached_newest(&ikey, || self.inner.clock.now(), current, &f)?
-            {
-                Ok(answer) => return Ok(Lookup::Now(answer)),
-                Err(hash) => hash,
-            };
-        // Where no page has to be read (memory storage, or a key in a memtable), the search answers
-        // now, the value lent where it lies, checked against a reading taken before it.
-        #[cfg(feature = "point-index")]
-        {
-            let now = self.inner.clock.now()?;
-            if current()? {
-                if let Some(answer) = self.inner.with_searched_newest(&ikey, hash, now, &f)? {
-                    return Ok(Lookup::Now(answer));
-                }
-            }
-        }
-        let db = self.clone();
-        let ikey = ikey.into_owned();
-        Ok(Lookup::Later(alloc::boxed::Box::pin(async move {
-            let keyspace = db.open_keyspace()?;
-            let found = if namespace_of(&ikey) == Some(keyspace) {
-                db.inner.search_newest(&ikey, hash).await?
-            } else {
-                // A `clear` moved the keyspace between the call and this search: read where
-                // its rows are now, as a `get` made now would.
-                let moved = internal_key(keyspace, user_key(&ikey));
-                db.inner.lookup_newest(&moved).await?
-            };
-            let live = db.live_now(found)?.and_then(|v| v.value);
-            Ok(f(live.as_deref()))
-        })))
-    }
-
-    /// The live entry of `key` with its expiry, if any.
-    pub async fn get_entry(&self, key: &[u8]) -> Result<Option<Entry>> {
-        Ok(self.live_version(key).await?.and_then(|v| {
-            v.value.map(|value| Entry {
-                key: key.to_vec(),
-                value,
-                expire_at: v.expire_at,
-            })
-        }))
-    }
-
-    /// The version of `key` a read sees now, if it holds a value that has not expired: what
-    /// `get_entry`, `has` and `ttl` answer from (only `get_entry` copies the key), and `get` in an
-    /// engine built with neither the row cache nor the point index.
-    async fn live_version(&self, key: &[u8]) -> Result<Option<MemVersion>> {
-        let ikey = self.key(key)?;
-        self.policy()?;
-        let found = self.inner.lookup_newest(&ikey).await?;
-        self.live_now(found)
-    }
-
-    /// `found` if it holds a value that has not expired at the time the clock reads now.
-    fn live_now(&self, found: Option<MemVersion>) -> Result<Option<MemVersion>> {
-        let now = self.inner.clock.now()?;
-        Ok(found.filter(|v| is_live(v, now)))
-    }
-
-    /// The values of `keys`, in the same order (`None` where absent or expired).
-    pub async fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>> {
-        let mut out = Vec::with_capacity(keys.len());
-        for k in keys {
-            out.push(self.get(k).await?);
-        }
-        Ok(out)
-    }
-
-    /// Whether `key` is present and not expired.
-    pub async fn has(&self, key: &[u8]) -> Result<bool> {
-        Ok(self.live_version(key).await?.is_some())
-    }
-
-    /// Remaining time to live of `key` in ms: `-1` if it has no expiry, `-2` if it is absent or
-    /// expired (Redis `PTTL`).
-    pub async fn ttl(&self, key: &[u8]) -> Result<i64> {
-        let Some(version) = self.live_version(key).await? else {
-            return Ok(-2);
-        };
-        Ok(match version.expire_at {
-            None => -1,
-            Some(at) => (at - self.inner.clock.now()?).max(1),
-        })
-    }
-
-    /// Live entries in key order (or reverse), as [`ScanOptions`] selects.
-    pub async fn scan(&self, options: &ScanOptions) -> Result<Vec<Entry>> {
-        self.policy()?;
-        let read_seq = self.inner.state.borrow().last_seq;
-        let now = self.inner.clock.now()?;
-        self.inner
-            .scan_at(self.keyspace(), options, read_seq, now)
-            .await
-    }
-
-    /// A consistent view of this namespace now, expiry evaluated at this moment.
-    pub fn snapshot(&self) -> Result<Snapshot> {
-        Snapshot::take(self.inner.clone(), self.ns)
     }
 
     /// Handle up to `limit` due expiry-index entries (oldest expiry first) and report each
