@@ -1,6 +1,6 @@
 //! The read calls of [`Db`]: `get` and `get_with` (the row cache, then the search that needs no
 //! page, then the one that may wait: [`Lookup`]), `get_entry`, `has`, `ttl`, `get_many`, `scan`
-//! and `snapshot`. Each validates its key and hands over to the read path
+//! and `snapshot`. Each checks its input (a key, scan options) and hands over to the read path
 //! ([`Inner::lookup_newest`](crate::engine::state::Inner::lookup_newest) and its kin in
 //! `engine/read.rs`); liveness is decided here, against the clock's reading.
 
