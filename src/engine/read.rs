@@ -45,8 +45,7 @@ impl Inner {
         index: usize,
         fill: CacheFill,
     ) -> Result<DataPage> {
-        let index = u32::try_from(index)
-            .map_err(|_| Error::corruption("too many pages").context(PageId::sst_meta(sst.id())))?;
+        let index = sst.page_number(index)?;
         if let Some(page) = self.shared_page(sst, index) {
             return page;
         }

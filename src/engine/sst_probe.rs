@@ -11,8 +11,6 @@
 use super::point_index::PointIndex;
 use super::state::Inner;
 use super::version::SstHandle;
-#[cfg(feature = "point-index")]
-use crate::error::Error;
 use crate::error::Result;
 use crate::format::{DataPage, RowRef};
 use crate::store::PageId;
@@ -121,10 +119,7 @@ impl Inner {
         }
         let mut pages = alloc::vec::Vec::with_capacity(sst.meta.pages.len());
         for index in 0..sst.meta.pages.len() {
-            let index = u32::try_from(index).map_err(|_| {
-                Error::corruption("too many pages").context(PageId::sst_meta(sst.id()))
-            })?;
-            match self.shared_page(sst, index) {
+            match self.shared_page(sst, sst.page_number(index)?) {
                 Some(page) => pages.push(page?),
                 None => return Ok(None),
             }

@@ -11,8 +11,7 @@ use core::cell::{Cell, OnceCell};
 
 #[cfg(feature = "point-index")]
 use super::point_index::PointIndex;
-#[cfg(feature = "point-index")]
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 use crate::format::{DataPage, SearchAid, SstMeta};
 use crate::store::PageId;
@@ -117,6 +116,13 @@ impl SstHandle {
         });
         let within = pages.get(range.clone()).unwrap_or_default();
         range.start + within.partition_point(|p| p.last_key.as_slice() < key)
+    }
+
+    /// Data page `index` as the `u32` its page id carries: `Corruption` for an SST of more pages
+    /// than page ids can name.
+    pub(crate) fn page_number(&self, index: usize) -> Result<u32> {
+        u32::try_from(index)
+            .map_err(|_| Error::corruption("too many pages").context(PageId::sst_meta(self.id())))
     }
 
     /// Data page `index` as a store that shares its pages handed it out before, if it did.
