@@ -333,12 +333,13 @@ export class PackedBatch {
 
   /**
    * `[bytes, meta]`: the arguments of the engine's `batch`; views of the buffers `inPlace`, for a
-   * call that copies them before it returns (`encodeValueInPlace`'s rule), else copies.
+   * call that copies them before it returns (`encodeValueInPlace`'s rule), or where they are this
+   * batch's own (no later batch packs into them); else copies.
    */
   finish(inPlace) {
     const bytes = this.#bytes.subarray(0, this.#length);
     const meta = this.#meta.subarray(0, this.#ops * BATCH_OP_FIELDS);
-    return inPlace ? [bytes, meta] : [bytes.slice(), meta.slice()];
+    return inPlace || !this.#kept ? [bytes, meta] : [bytes.slice(), meta.slice()];
   }
 }
 
