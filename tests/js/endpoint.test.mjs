@@ -60,6 +60,34 @@ test("a conditional put resent to the next writer after the first applied it get
   await next.close();
 });
 
+test("a batch a follower forwards keeps its ops when resent after a handover, whatever was packed since, and runs once", async () => {
+  const name = `resent-batch-${n++}`;
+  const open = async () => new LocalEndpoint(await wasm.openDb(name, "memory", { durability: "durable" }), () => {}, () => false, () => {});
+  // Packed as a follower packs a call that does not reach an engine at once: copies, not views.
+  const pack = (entries) => {
+    const packed = new PackedBatch(entries.length);
+    for (const [key, value, condition] of entries) {
+      packed.key(key);
+      packed.put(value, TTL_DEFAULT, 0, condition);
+    }
+    const args = packed.finish(false);
+    packed.release();
+    return args;
+  };
+  const args = pack([["otp", "493817", PUT_IF_ABSENT], ["note", "first", PUT_ALWAYS]]);
+  const old = await open();
+  assert.equal(await old.call(null, "batch", args, "tab-d:1"), true);
+  await old.close();
+  // Another batch packed into the kept buffers meanwhile.
+  pack([["otp", "000000", PUT_ALWAYS], ["note", "other", PUT_ALWAYS]]);
+  const next = await open();
+  assert.equal(await next.call(null, "batch", args, "tab-d:1", true), true, "the outcome the first run had");
+  assert.equal(await next.call(null, "get", [encodeKey("otp")]), "493817");
+  assert.equal(await next.call(null, "get", [encodeKey("note")]), "first");
+  assert.equal(await next.call(null, "batch", args, "tab-d:2", true), false, "a call that never ran runs now: its condition fails");
+  await next.close();
+});
+
 test("a call resent while its first run is still going here waits for that run instead of running twice", async () => {
   const e = await endpoint();
   const args = [encodeKey("k"), encodeValue("v", true), 0, 0, 1];
