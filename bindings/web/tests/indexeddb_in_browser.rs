@@ -210,3 +210,126 @@ async fn a_closed_connection_fails_with_a_storage_error_and_writes_nothing() {
     reopened.close();
     IndexedDbStore::destroy(&name).await.expect("destroy");
 }
+
+/// Copy every record of the IndexedDB database of ttlkv database `from` into a new one for `to`
+/// made as schema 1 made it: the two object stores, no index.
+async fn copy_as_schema_one(from: &str, to: &str) {
+    use idb::{Factory, ObjectStoreParams, TransactionMode};
+    let factory = Factory::new().expect("IndexedDB");
+    let source = factory
+        .open(&format!("ttlkv:{from}"), None)
+        .expect("open the source")
+        .await
+        .expect("open the source");
+    let mut opening = factory
+        .open(&format!("ttlkv:{to}"), Some(1))
+        .expect("make the copy");
+    opening.on_upgrade_needed(|event| {
+        let db = idb::DatabaseEvent::database(&event).expect("the upgrade's database");
+        for store in ["pages", "meta"] {
+            db.create_object_store(store, ObjectStoreParams::new())
+                .expect("a store of schema 1");
+        }
+    });
+    let copy = opening.await.expect("make the copy");
+    assert_eq!(copy.version().expect("version"), 1);
+    for name in ["pages", "meta"] {
+        let read = source
+            .transaction(&[name], TransactionMode::ReadOnly)
+            .expect("read");
+        let store = read.object_store(name).expect("store");
+        let keys = store
+            .get_all_keys(None, None)
+            .expect("keys")
+            .await
+            .expect("keys");
+        let values = store
+            .get_all(None, None)
+            .expect("values")
+            .await
+            .expect("values");
+        assert_eq!(keys.len(), values.len());
+        let write = copy
+            .transaction(&[name], TransactionMode::ReadWrite)
+            .expect("write");
+        let target = write.object_store(name).expect("store");
+        for (key, value) in keys.iter().zip(&values) {
+            target.put(value, Some(key)).expect("put");
+        }
+        write
+            .commit()
+            .expect("commit")
+            .await
+            .expect("the copy's commit");
+    }
+    source.close();
+    copy.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_database_of_schema_one_keeps_its_data_and_its_commits_stay_fenced_once_opened() {
+    let clock = FakeClock::new(T0);
+    let (store, written) = fresh_store("schema-one-source").await;
+    let db = Db::open(store, clock.clone(), small()).await.expect("open");
+    for i in 0..40u32 {
+        db.put(format!("k{i:02}").as_bytes(), b"flushed")
+            .await
+            .expect("put");
+    }
+    db.flush().await.expect("flush");
+    db.put(b"in the wal", b"unflushed").await.expect("put");
+    db.close().await.expect("close");
+    let name = unique("schema-one");
+    IndexedDbStore::destroy(&name).await.expect("destroy");
+    copy_as_schema_one(&written, &name).await;
+
+    // Opened by this build: upgraded to schema 2, everything there, and a commit passes its check.
+    let db = reopen(&name, &clock).await;
+    assert_eq!(
+        db.get(b"k07").await.expect("get"),
+        Some(b"flushed".to_vec())
+    );
+    assert_eq!(
+        db.get(b"in the wal").await.expect("get"),
+        Some(b"unflushed".to_vec())
+    );
+    db.put(b"after", b"the upgrade")
+        .await
+        .expect("a commit after the upgrade");
+    db.flush().await.expect("a flush after the upgrade");
+    db.close().await.expect("close");
+
+    // The check counts the version the manifest record holds: behind or ahead is fenced.
+    let store = IndexedDbStore::open(&name).await.expect("open the store");
+    let current = store
+        .read_manifest()
+        .await
+        .expect("read")
+        .expect("a manifest");
+    for expected in [current.version - 1, current.version + 1, 0] {
+        let stale = store
+            .commit(Commit {
+                expected_manifest_version: expected,
+                manifest: Some(ManifestRecord {
+                    version: current.version + 2,
+                    bytes: vec![9; 8],
+                }),
+                puts: vec![(PageId::wal(999), vec![9; 16])],
+                deletes: vec![],
+            })
+            .await
+            .expect_err("a commit expecting another version");
+        assert_eq!(stale.kind(), ErrorKind::Fenced, "expected {expected}");
+    }
+    assert_eq!(store.read_manifest().await.expect("read"), Some(current));
+    assert_eq!(store.get_page(PageId::wal(999)).await.expect("read"), None);
+    store.close();
+    let db = reopen(&name, &clock).await;
+    assert_eq!(
+        db.get(b"after").await.expect("get"),
+        Some(b"the upgrade".to_vec())
+    );
+    db.close().await.expect("close");
+    IndexedDbStore::destroy(&name).await.expect("destroy");
+    IndexedDbStore::destroy(&written).await.expect("destroy");
+}

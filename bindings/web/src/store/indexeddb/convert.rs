@@ -1,5 +1,6 @@
-//! Between IndexedDB's values and the store's: idb failures as core errors (the browser's own
-//! error kept as the source), the manifest record, and the key range of one page kind.
+//! Between IndexedDB's values and the store's: idb's and IndexedDB's failures as core errors (the
+//! browser's own error kept as the source), the manifest record, and the key range of one page
+//! kind.
 
 use idb::{KeyRange, Query};
 use js_sys::{Object, Reflect, Uint8Array};
@@ -16,7 +17,12 @@ use super::super::page_key::kind_prefix;
 /// a `QuotaExceededError` becomes [`ErrorKind::QuotaExceeded`]. (idb's own `Display` is not used:
 /// its forty messages cost more than a kilobyte of the module, and say less than the cause.)
 pub(super) fn idb_error(context: &str, e: idb::Error) -> Error {
-    let cause = js_cause(&e);
+    js_error(context, js_cause(&e))
+}
+
+/// The error of a failed IndexedDB call whose own error (a `DOMException`) is `cause`, as
+/// [`idb_error`] makes it.
+pub(super) fn js_error(context: &str, cause: Option<JsValue>) -> Error {
     let text = |name: &str| cause.as_ref().and_then(|c| field(c, name).as_string());
     let message = match (text("name"), text("message")) {
         (Some(name), Some(message)) => format!("{name}: {message}"),
@@ -89,17 +95,27 @@ fn field(target: &JsValue, name: &str) -> JsValue {
 
 /// Decode the manifest record as stored in [`META`].
 pub(super) fn manifest_of(record: &JsValue) -> Result<ManifestRecord> {
-    let version = field(record, "version")
-        .as_f64()
-        .filter(|v| v.is_finite() && *v >= 1.0 && v.fract() == 0.0)
-        .ok_or_else(|| Error::corruption("IndexedDB manifest record: bad version"))?;
+    let version = manifest_version_of(record)?;
     let bytes = field(record, "bytes")
         .dyn_into::<Uint8Array>()
         .map_err(|_| Error::corruption("IndexedDB manifest record: bytes is not a Uint8Array"))?;
     Ok(ManifestRecord {
-        version: version as u64,
+        version,
         bytes: bytes.to_vec(),
     })
+}
+
+/// The field of the manifest record that holds its version: what `meta`'s index of versions
+/// (`VERSION_INDEX`) indexes, so a commit's check counts versions without reading the record.
+pub(super) const VERSION_FIELD: &str = "version";
+
+/// The version of a manifest record.
+fn manifest_version_of(record: &JsValue) -> Result<u64> {
+    field(record, VERSION_FIELD)
+        .as_f64()
+        .filter(|v| v.is_finite() && *v >= 1.0 && v.fract() == 0.0)
+        .map(|v| v as u64)
+        .ok_or_else(|| Error::corruption("IndexedDB manifest record: bad version"))
 }
 
 pub(super) fn manifest_record(m: &ManifestRecord) -> JsValue {
@@ -107,7 +123,7 @@ pub(super) fn manifest_record(m: &ManifestRecord) -> JsValue {
     // Setting an own property of a fresh plain object cannot fail.
     let _ = Reflect::set(
         &record,
-        &"version".into(),
+        &VERSION_FIELD.into(),
         &JsValue::from_f64(m.version as f64),
     );
     let _ = Reflect::set(

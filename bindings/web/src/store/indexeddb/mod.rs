@@ -5,17 +5,22 @@
 //! - `pages`: every WAL page, SST metadata page and SST data page, keyed by the string of
 //!   [`page_key`] (fixed-width hex, so one kind's keys sort like the ids) with the page's bytes
 //!   as a `Uint8Array`. Pages, not per-key records: a point read loads one page.
-//! - `meta`: one record, `manifest` → `{ version, bytes }`.
+//! - `meta`: one record, `manifest` → `{ version, bytes }`, and an index of its `version`
+//!   (`version`, since schema version 2; a database of schema 1 gains it when it is opened).
 //!
-//! A [`Commit`] is one `readwrite` transaction over both stores. Its first request reads the
-//! manifest record; the deletes, the puts and the new manifest follow without waiting for it.
-//! When the manifest's answer arrives, while the transaction is still active, its version is
-//! compared with the commit's precondition, and a mismatch aborts the transaction (so the check
-//! and the writes are one atomic step: a writer that lost its role is fenced, nothing of it
-//! lands). Then the store waits for the transaction's `complete`. A big commit issues its
-//! requests in slices of about 1 MiB, waiting for the last request of each slice before the next,
-//! so no single task holds the page for long. Nothing but IndexedDB requests is awaited while the
-//! transaction is open, so it never auto-commits half-way. A transaction that aborts leaves the
+//! A [`Commit`] is one `readwrite` transaction over both stores. Its first request counts the
+//! manifest records of the version the commit expects, in the index (one, or none where it
+//! expects no manifest), so the check never reads the manifest's bytes, which grow with the
+//! database (every namespace is named in them); the deletes, the puts and the new manifest follow
+//! without waiting for it. When the count arrives, while the transaction is still active, a
+//! mismatch aborts the transaction (so the check and the writes are one atomic step: a writer that
+//! lost its role is fenced, nothing of it lands). Then the store waits for the transaction's
+//! `complete`. (IndexedDB's only conditional write, a put that breaks a unique index, would let a
+//! commit go without waiting for an answer only if such a put aborted a transaction already told
+//! to `commit()`; in Firefox it does not when another request follows it: `bench/fence-probe.mjs`.)
+//! A big commit issues its requests in slices of about 1 MiB, waiting for the last request of each
+//! slice before the next, so no single task holds the page for long. Nothing but IndexedDB
+//! requests is awaited while the transaction is open, so it never auto-commits half-way. A transaction that aborts leaves the
 //! database as it was; the cause is read from `IDBTransaction.error` and mapped:
 //! `QuotaExceededError` → `QUOTA_EXCEEDED`, anything else → `STORAGE`.
 //!
@@ -30,8 +35,9 @@
 //! the DevTools protocol). Through rexie that abort has no cause and could not be told apart from
 //! any other storage failure.
 //!
-//! `convert.rs` turns idb's failures and values into the store's (errors, the manifest record,
-//! page-kind key ranges); this file owns the database, its connection and the commit.
+//! `convert.rs` turns idb's and IndexedDB's failures and values into the store's (errors, the
+//! manifest record, page-kind key ranges); `count.rs` asks the check's count; this file owns the
+//! database, its schema, its connection and the commit.
 
 use std::cell::Cell;
 use std::future::IntoFuture;
@@ -42,6 +48,7 @@ use js_sys::Uint8Array;
 use ttlkv::store::{Commit, ManifestRecord, PageId, PageKind, PageStore, StoreFuture, YieldFuture};
 use ttlkv::{Error, ErrorKind, Result};
 use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
 
 use crate::error::JsCause;
 
@@ -49,16 +56,22 @@ use super::event_loop_turn::event_loop_turn;
 use super::page_key::{check_manifest_version, page_ids_of_kind, page_key};
 
 mod convert;
-use convert::{idb_error, kind_range, manifest_of, manifest_record};
+mod count;
+use convert::{idb_error, js_error, kind_range, manifest_of, manifest_record, VERSION_FIELD};
+use count::count_of;
 
-/// The schema version of the IndexedDB database (its object stores), not of the page format.
-const SCHEMA_VERSION: u32 = 1;
+/// The schema version of the IndexedDB database (its object stores and index), not of the page
+/// format. 1: the two stores; 2: [`VERSION_INDEX`] too. A database of schema 2 cannot be opened
+/// by a build that knows only schema 1 (IndexedDB refuses to open a database at a lower version).
+const SCHEMA_VERSION: u32 = 2;
 /// The object store of pages.
 const PAGES: &str = "pages";
 /// The object store of the manifest record.
 const META: &str = "meta";
 /// The manifest record's key in [`META`].
 const MANIFEST_KEY: &str = "manifest";
+/// The index of [`META`] over the manifest record's version, which a commit's check counts in.
+const VERSION_INDEX: &str = "version";
 /// A commit issues its requests in slices of about this many bytes of pages, one task each.
 const COMMIT_SLICE_BYTES: usize = 1024 * 1024;
 /// What one delete request counts for in a slice.
@@ -87,7 +100,8 @@ impl IndexedDbStore {
             .open(&database_name(name), Some(SCHEMA_VERSION))
             .map_err(|e| idb_error("opening IndexedDB", e))?;
         request.on_upgrade_needed(|event| {
-            // A store that cannot be created shows up as a clear STORAGE error on first use.
+            // A store or index that cannot be created shows up as a clear STORAGE error on first
+            // use. A new database gains both stores and the index; one of schema 1, the index.
             if let Ok(db) = idb::DatabaseEvent::database(&event) {
                 let existing = db.store_names();
                 for store in [PAGES, META] {
@@ -95,6 +109,16 @@ impl IndexedDbStore {
                         let _ = db.create_object_store(store, ObjectStoreParams::new());
                     }
                 }
+            }
+            // The upgrade's transaction, from the open request the event is dispatched at (web-sys
+            // directly: idb's typed way there costs the browser's engine about 100 bytes more).
+            let event: web_sys::IdbVersionChangeEvent = event.into();
+            let upgrade = event.target().and_then(|t| {
+                t.unchecked_into::<web_sys::IdbOpenDbRequest>()
+                    .transaction()
+            });
+            if let Some(meta) = upgrade.and_then(|tx| tx.object_store(META).ok()) {
+                let _ = meta.create_index_with_str(VERSION_INDEX, VERSION_FIELD);
             }
         });
         let mut db = request
@@ -148,14 +172,21 @@ impl IndexedDbStore {
         // A second handle on the same transaction, to read its `error` after it ended.
         let observer = meta.transaction();
 
-        // The manifest is read by the transaction's first request and checked when its answer
-        // arrives. The writes are issued without waiting for it: they are not committed before
-        // the check, which runs while the transaction is still active (in the delivery of one of
-        // its answers), and a failed check aborts them all. One round trip, not two.
-        let current = meta
-            .get(JsValue::from_str(MANIFEST_KEY))
-            .map_err(|e| idb_error("commit: reading the manifest", e))?
-            .into_future();
+        // The manifest's version is counted by the transaction's first request and checked when
+        // its answer arrives. The writes are issued without waiting for it: they are not
+        // committed before the check, which runs while the transaction is still active (in the
+        // delivery of one of its answers), and a failed check aborts them all. One round trip,
+        // not two. Expecting no manifest, the check counts the record itself (by its key).
+        let expected = commit.expected_manifest_version;
+        let checking = "commit: checking the manifest's version";
+        let raw = web_sys::IdbObjectStore::from(meta.clone());
+        let counted = if expected == 0 {
+            count_of(&raw, &JsValue::from_str(MANIFEST_KEY))
+        } else {
+            raw.index(VERSION_INDEX)
+                .and_then(|index| count_of(&index, &JsValue::from_f64(expected as f64)))
+        };
+        let current = JsFuture::from(counted.map_err(|e| js_error(checking, Some(e)))?);
 
         // Requests run in the order they are issued: deletes, then puts, then the manifest.
         // They go out in slices of about COMMIT_SLICE_BYTES: after each slice the last request
@@ -202,23 +233,23 @@ impl IndexedDbStore {
             return Err(idb_error("commit", e));
         }
         let checked = async {
-            let current = current
+            let matching = current
                 .await
-                .map_err(|e| idb_error("commit: reading the manifest", e))?;
-            let current_version = match &current {
-                Some(record) => manifest_of(record)?.version,
-                None => 0,
-            };
-            if current_version == commit.expected_manifest_version {
-                Ok(())
-            } else {
-                Err(Error::new(
+                .map_err(|e| js_error(checking, Some(e)))?
+                .as_f64();
+            match (expected, matching.unwrap_or(-1.0) as i64) {
+                (0, 0) => Ok(()),
+                (0, _) => Err(Error::new(
+                    ErrorKind::Fenced,
+                    "a manifest is stored, this writer expected none",
+                )),
+                (_, 1) => Ok(()),
+                _ => Err(Error::new(
                     ErrorKind::Fenced,
                     format!(
-                        "the stored manifest is version {current_version}, this writer expected {}",
-                        commit.expected_manifest_version
+                        "the stored manifest is not version {expected}, which this writer expected"
                     ),
-                ))
+                )),
             }
         };
         if let Err(e) = checked.await {
