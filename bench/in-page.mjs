@@ -5,7 +5,7 @@
 // For the probes, `withBenchPages(engine, use)` does both around `launch(engine)`
 // (tests/e2e/browsers.mjs: no browser is downloaded) and calls `use(page)`, closing the browser
 // and the server whatever happens; `inBenchPage(engine, probe)` evaluates `probe` in one such page
-// and gives back its result.
+// (called with `args`) and gives back its result.
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { serve } from "../scripts/serve.mjs";
@@ -41,6 +41,6 @@ export async function withBenchPages(engine, use) {
   }
 }
 
-export function inBenchPage(engine, probe) {
-  return withBenchPages(engine, async (page) => (await page()).evaluate(probe));
+export function inBenchPage(engine, probe, ...args) {
+  return withBenchPages(engine, async (page) => (await page()).evaluate(probe, ...args));
 }

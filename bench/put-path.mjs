@@ -1,6 +1,8 @@
-// `node bench/put-path.mjs [chromium|firefox|webkit]`: where a durable single put's time goes on
-// IndexedDB, in one browser engine (Chromium by default). 2,000 rounds, each one awaited call of
-// every probe in turn (the order rotating), then each probe's p50 and p90 in ms:
+// `node bench/put-path.mjs [chromium|firefox|webkit] [namespaces]`: where a durable single put's
+// time goes on IndexedDB, in one browser engine (Chromium by default), on a ttlkv database whose
+// manifest names `namespaces` namespaces (0 by default; each made by a put of one key into it,
+// before anything is timed: about 41 bytes of manifest each). 2,000 rounds, each one awaited call
+// of every probe in turn (the order rotating), then each probe's p50 and p90 in ms:
 // - a raw put: one transaction on one store, one put (the bench's raw IndexedDB peer);
 // - a raw transaction shaped as ttlkv's WAL commit: the pages and meta stores, the count of the
 //   manifest's version in meta's index, one page put, the count awaited before `commit()`;
@@ -14,14 +16,15 @@
 import { inBenchPage } from "./in-page.mjs";
 
 const engine = process.argv[2] ?? "chromium";
-const out = await inBenchPage(engine, probe);
+const namespaces = Number(process.argv[3] ?? 0);
+const out = await inBenchPage(engine, probe, namespaces);
 const { phases, ...probes } = out;
 for (const [name, { p50, p90 }] of Object.entries(probes)) console.log(`${engine} ${name.padEnd(44)} p50 ${p50} ms, p90 ${p90} ms`);
 console.log(`${engine} a ttlkv durable put alone, p50 of each phase:`);
 for (const [name, p50] of Object.entries(phases)) console.log(`${engine}   ${name.padEnd(42)} ${p50} ms`);
 
 /** In the page: p50 and p90 (ms) of each probe, and the p50 (ms) of each phase of a ttlkv put. */
-async function probe() {
+async function probe(namespaces) {
   const { open, destroy } = await import("ttlkv");
   const request = (r) => new Promise((resolve, reject) => {
     r.onsuccess = () => resolve(r.result);
@@ -45,6 +48,7 @@ async function probe() {
   const raw = await request(opening);
   await request(raw.transaction("meta", "readwrite").objectStore("meta").put({ version: 5, bytes: new Uint8Array(200) }, "manifest"));
   const db = await open("put-path-ttlkv", { maintenance: "manual" });
+  for (let i = 0; i < namespaces; i++) await db.namespace(`ns-${String(i).padStart(6, "0")}`).put("k", "v");
   const value = "x".repeat(100);
   const walPage = new Uint8Array(180);
   const probes = {
