@@ -17,7 +17,8 @@
 //! lost its role is fenced, nothing of it lands). Then the store waits for the transaction's
 //! `complete`. (IndexedDB's only conditional write, a put that breaks a unique index, would let a
 //! commit go without waiting for an answer only if such a put aborted a transaction already told
-//! to `commit()`; in Firefox it does not when another request follows it: `bench/fence-probe.mjs`.)
+//! to `commit()`; in Firefox it does not when another request follows it:
+//! `bench/fence-probe.mjs`.)
 //! A big commit issues its requests in slices of about 1 MiB, waiting for the last request of each
 //! slice before the next, so no single task holds the page for long. Nothing but IndexedDB
 //! requests is awaited while the transaction is open, so it never auto-commits half-way. A transaction that aborts leaves the
@@ -71,6 +72,8 @@ const META: &str = "meta";
 /// The manifest record's key in [`META`].
 const MANIFEST_KEY: &str = "manifest";
 /// The index of [`META`] over the manifest record's version, which a commit's check counts in.
+/// The manifest is the only record of [`META`], so the only one the index holds: a record added to
+/// `meta` must not have a `version` field, or the check would count it too.
 const VERSION_INDEX: &str = "version";
 /// A commit issues its requests in slices of about this many bytes of pages, one task each.
 const COMMIT_SLICE_BYTES: usize = 1024 * 1024;
@@ -233,18 +236,21 @@ impl IndexedDbStore {
             return Err(idb_error("commit", e));
         }
         let checked = async {
-            let matching = current
-                .await
-                .map_err(|e| js_error(checking, Some(e)))?
-                .as_f64();
-            match (expected, matching.unwrap_or(-1.0) as i64) {
-                (0, 0) => Ok(()),
-                (0, _) => Err(Error::new(
+            let counted = current.await.map_err(|e| js_error(checking, Some(e)))?;
+            // One record at most is counted: the manifest is the only record of META. Anything
+            // but 0 or 1 is no answer IndexedDB gives: a storage failure, not a fence.
+            let stored = match counted.as_f64() {
+                Some(n) if n == 0.0 || n == 1.0 => n == 1.0,
+                _ => return Err(Error::storage(format!("{checking}: no count of 0 or 1"))),
+            };
+            match (expected, stored) {
+                (0, false) => Ok(()),
+                (0, true) => Err(Error::new(
                     ErrorKind::Fenced,
                     "a manifest is stored, this writer expected none",
                 )),
-                (_, 1) => Ok(()),
-                _ => Err(Error::new(
+                (_, true) => Ok(()),
+                (_, false) => Err(Error::new(
                     ErrorKind::Fenced,
                     format!(
                         "the stored manifest is not version {expected}, which this writer expected"
