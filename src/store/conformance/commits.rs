@@ -218,8 +218,9 @@ pub async fn manifest_round_trips_byte_for_byte(store: &dyn PageStore) {
     );
 }
 
-/// A commit of several megabytes (which a store may issue in slices) is atomic too: fenced, it
-/// writes and deletes nothing; with the right precondition, every put and delete lands.
+/// A commit of several megabytes (which a store may issue in slices) is atomic too: fenced (on
+/// none expected where a manifest is stored, or on a version behind), it writes and deletes
+/// nothing; with the right precondition, every put and delete lands.
 pub async fn a_commit_of_megabytes_is_fenced_whole_or_lands_whole(store: &dyn PageStore) {
     let old: Vec<PageId> = (0..300).map(|i| PageId::sst_data(3, i)).collect();
     let old_puts = old
@@ -260,6 +261,27 @@ pub async fn a_commit_of_megabytes_is_fenced_whole_or_lands_whole(store: &dyn Pa
         );
     }
     assert_eq!(manifest(store).await.map(|m| m.version), Some(2));
+
+    // A version behind, not only none where one is stored: fenced whole too.
+    let after = snapshot(store).await;
+    let behind = Commit {
+        expected_manifest_version: 1,
+        manifest: Some(record(3)),
+        puts: old.iter().map(|id| (*id, content(id))).collect(),
+        deletes: new.clone(),
+    };
+    commit_fails(
+        store,
+        behind,
+        ErrorKind::Fenced,
+        "a 3 MiB commit a version behind",
+    )
+    .await;
+    assert_eq!(
+        snapshot(store).await,
+        after,
+        "a 3 MiB commit a version behind must write and delete nothing"
+    );
 }
 
 /// A commit with no manifest, puts or deletes succeeds exactly when its precondition holds, and
