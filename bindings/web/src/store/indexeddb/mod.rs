@@ -18,12 +18,12 @@
 //! `complete`. (IndexedDB's only conditional write, a put that breaks a unique index, would let a
 //! commit go without waiting for an answer only if such a put aborted a transaction already told
 //! to `commit()`; in Firefox it does not when another request follows it:
-//! `bench/fence-probe.mjs`.)
-//! A big commit issues its requests in slices of about 1 MiB, waiting for the last request of each
-//! slice before the next, so no single task holds the page for long. Nothing but IndexedDB
-//! requests is awaited while the transaction is open, so it never auto-commits half-way. A transaction that aborts leaves the
-//! database as it was; the cause is read from `IDBTransaction.error` and mapped:
-//! `QuotaExceededError` → `QUOTA_EXCEEDED`, anything else → `STORAGE`.
+//! `bench/fence-probe.mjs`.) A big commit issues its requests in slices of about 1 MiB, waiting
+//! for the last request of each slice before the next, so no single task holds the page for long.
+//! Nothing but IndexedDB requests is awaited while the transaction is open, so it never
+//! auto-commits half-way. A transaction that aborts leaves the database as it was; the cause is
+//! read from `IDBTransaction.error` and mapped: `QuotaExceededError` → `QUOTA_EXCEEDED`, anything
+//! else → `STORAGE`.
 //!
 //! When another context deletes or upgrades the database (`destroy()` in another tab, "clear site
 //! data"), this connection closes itself at once instead of blocking it, and every later call
