@@ -9,6 +9,7 @@ use std::cell::Cell;
 
 use ttlkv::store::{conformance, Commit, ManifestRecord, PageId, PageStore};
 use ttlkv::{Db, DbOptions, ErrorKind, FakeClock, PutOptions, Ttl};
+use ttlkv_web::store::indexeddb::database_name;
 use ttlkv_web::store::IndexedDbStore;
 use wasm_bindgen_test::*;
 
@@ -217,12 +218,12 @@ async fn copy_as_schema_one(from: &str, to: &str) {
     use idb::{Factory, ObjectStoreParams, TransactionMode};
     let factory = Factory::new().expect("IndexedDB");
     let source = factory
-        .open(&format!("ttlkv:{from}"), None)
+        .open(&database_name(from), None)
         .expect("open the source")
         .await
         .expect("open the source");
     let mut opening = factory
-        .open(&format!("ttlkv:{to}"), Some(1))
+        .open(&database_name(to), Some(1))
         .expect("make the copy");
     opening.on_upgrade_needed(|event| {
         let db = idb::DatabaseEvent::database(&event).expect("the upgrade's database");

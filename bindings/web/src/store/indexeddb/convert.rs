@@ -95,12 +95,15 @@ fn field(target: &JsValue, name: &str) -> JsValue {
 
 /// Decode the manifest record as stored in [`META`].
 pub(super) fn manifest_of(record: &JsValue) -> Result<ManifestRecord> {
-    let version = manifest_version_of(record)?;
+    let version = field(record, VERSION_FIELD)
+        .as_f64()
+        .filter(|v| v.is_finite() && *v >= 1.0 && v.fract() == 0.0)
+        .ok_or_else(|| Error::corruption("IndexedDB manifest record: bad version"))?;
     let bytes = field(record, "bytes")
         .dyn_into::<Uint8Array>()
         .map_err(|_| Error::corruption("IndexedDB manifest record: bytes is not a Uint8Array"))?;
     Ok(ManifestRecord {
-        version,
+        version: version as u64,
         bytes: bytes.to_vec(),
     })
 }
@@ -108,15 +111,6 @@ pub(super) fn manifest_of(record: &JsValue) -> Result<ManifestRecord> {
 /// The field of the manifest record that holds its version: what `meta`'s index of versions
 /// (`VERSION_INDEX`) indexes, so a commit's check counts versions without reading the record.
 pub(super) const VERSION_FIELD: &str = "version";
-
-/// The version of a manifest record.
-fn manifest_version_of(record: &JsValue) -> Result<u64> {
-    field(record, VERSION_FIELD)
-        .as_f64()
-        .filter(|v| v.is_finite() && *v >= 1.0 && v.fract() == 0.0)
-        .map(|v| v as u64)
-        .ok_or_else(|| Error::corruption("IndexedDB manifest record: bad version"))
-}
 
 pub(super) fn manifest_record(m: &ManifestRecord) -> JsValue {
     let record = Object::new();
