@@ -1,4 +1,4 @@
-// `node bench/cold-open.mjs [chromium|firefox|webkit] [pages]`: where the cold open + first get of
+// `node bench/cold-open.mjs [chromium|firefox|webkit] [pages] [split]`: where the cold open + first get of
 // `npm run bench` spends its time, in one browser engine (Chromium by default). A first page fills
 // a database with 100,000 keys of 100-byte strings, flushed and compacted, as the bench does; then
 // each of `pages` fresh pages (5 by default) loads the engine, opens the database and reads one key,
@@ -16,6 +16,11 @@ import { withBenchPages } from "./in-page.mjs";
 
 const engine = process.argv[2] ?? "chromium";
 const pages = Number(process.argv[3] ?? 5);
+// "split": the engine loaded in steps instead of init({ url })'s one streaming step: fetched
+// (until the response's headers, then its body), compiled by WebAssembly.compile, and handed to
+// init({ module }) to instantiate; and before the cold open, untimed by it, a fetch of a small
+// file from the same server (what any fetch from it costs this page).
+const split = process.argv[4] === "split";
 const KEYS = 100_000;
 
 const runs = await withBenchPages(engine, async (page) => {
@@ -29,7 +34,9 @@ const runs = await withBenchPages(engine, async (page) => {
   const out = [];
   for (let i = 0; i < pages; i++) {
     const p = await page();
-    out.push(await inPage(`cold page ${i + 1}`, p, coldOpen));
+    out.push(await p.evaluate(coldOpen, KEYS, split).catch((e) => {
+      throw new Error(`${engine}, cold page ${i + 1}: ${e.message}`, { cause: e });
+    }));
     await p.close();
   }
   return out;
@@ -59,7 +66,7 @@ async function fill(count) {
 }
 
 /** In a fresh page: the cold open + first get, its phases and the timeline of its browser calls. */
-async function coldOpen(count) {
+async function coldOpen(count, split) {
   const { init, open } = await import("ttlkv");
   const timeline = [];
   let t0 = 0;
@@ -120,9 +127,31 @@ async function coldOpen(count) {
     };
   }
   const k = `key:${String(Math.floor(count / 2)).padStart(8, "0")}`;
+  const wasmUrl = new URL("/ttlkv/bindings/js/dist/pkg/ttlkv_web_bg.wasm", location.href);
+  let smallFetch = NaN;
+  if (split) {
+    const s = performance.now();
+    await (await fetch("/ttlkv/package.json")).arrayBuffer();
+    smallFetch = performance.now() - s;
+  }
   t0 = performance.now();
   const loaded = stamp("init(): fetch, compile, instantiate");
-  await init({ url: new URL("/ttlkv/bindings/js/dist/pkg/ttlkv_web_bg.wasm", location.href) });
+  if (split) {
+    const headers = stamp("  fetch: until the headers");
+    const response = await fetch(wasmUrl);
+    headers();
+    const body = stamp("  fetch: the body");
+    const bytes = await response.arrayBuffer();
+    body();
+    const compiling = stamp("  WebAssembly.compile");
+    const module = await WebAssembly.compile(bytes);
+    compiling();
+    const instantiating = stamp("  init({ module }): instantiate");
+    await init({ module });
+    instantiating();
+  } else {
+    await init({ url: wasmUrl });
+  }
   loaded();
   const opened = stamp("open()");
   // A failed open says what IndexedDB delivered to this page for each metadata page it read, and
@@ -163,11 +192,20 @@ async function coldOpen(count) {
   };
   const total = timeline.find((x) => x.what === "first get()").end;
   const openEnd = timeline.find((x) => x.what === "open()").end;
-  const requests = timeline.filter((x) => x.what.startsWith("  ") && x.start < openEnd);
+  const requests = timeline.filter((x) => x.what.startsWith("  ") && x.what.includes(".") && x.start < openEnd && x.start >= timeline.find((y) => y.what.startsWith("open()")).start);
   return {
     phases: {
       "cold open + first get": total,
       "init(): fetch, compile, instantiate": phase("init()"),
+      ...(split
+        ? {
+            "  fetch: until the headers": phase("  fetch: until"),
+            "  fetch: the body": phase("  fetch: the body"),
+            "  WebAssembly.compile": phase("  WebAssembly.compile"),
+            "  init({ module }): instantiate": phase("  init({ module })"),
+            "a small file's fetch from the same server, before": smallFetch,
+          }
+        : {}),
       "open()": phase("open()"),
       "  of which waiting for the Web Lock": phase("Web Lock"),
       "  of which waiting for indexedDB.open": phase("indexedDB.open"),
