@@ -3,7 +3,9 @@
 //! commit N — before the commit lands, or after it lands but before it is acknowledged — for every
 //! N the workload reaches. Each time the database is reopened on what the store holds, and:
 //! every acknowledged durable write is there, nothing deleted or expired comes back, and the write
-//! in flight at the crash is either wholly there or wholly absent (no partial batch).
+//! in flight at the crash is either wholly there or wholly absent (no partial batch). All of it
+//! once more with compactions merging on a thread of their own (installed whenever a later step
+//! finds them done, so the commit points fall where that thread's timing puts them).
 
 mod common;
 use common::*;
@@ -11,7 +13,7 @@ use common::*;
 use std::collections::BTreeMap;
 
 use ttlkv::store::{FaultPlan, FaultyStore, MemoryStore};
-use ttlkv::{Db, ExpireCondition, FakeClock, PutOptions, WriteBatch};
+use ttlkv::{Db, DbOptions, ExpireCondition, FakeClock, PutOptions, WriteBatch};
 
 #[derive(Clone, Debug)]
 enum Step {
@@ -214,9 +216,10 @@ async fn run_until_crash(
     disk: &MemoryStore,
     clock: &FakeClock,
     plan: FaultPlan,
+    options: DbOptions,
 ) -> Option<Crashed> {
     let faulty = FaultyStore::new(disk.clone(), plan);
-    let db = match Db::open(faulty.clone(), clock.clone(), small()).await {
+    let db = match Db::open(faulty.clone(), clock.clone(), options).await {
         Ok(db) => db,
         Err(_) => {
             assert!(faulty.is_crashed(), "open failed without a crash");
@@ -269,8 +272,14 @@ async fn run_until_crash(
     None
 }
 
-async fn verify(disk: &MemoryStore, clock: &FakeClock, crashed: &Crashed, label: &str) {
-    let db = Db::open(disk.clone(), clock.clone(), small())
+async fn verify(
+    disk: &MemoryStore,
+    clock: &FakeClock,
+    crashed: &Crashed,
+    label: &str,
+    options: DbOptions,
+) {
+    let db = Db::open(disk.clone(), clock.clone(), options)
         .await
         .unwrap_or_else(|e| panic!("{label}: reopen failed: {e}"));
     let now = db.now().unwrap();
@@ -336,7 +345,15 @@ async fn verify(disk: &MemoryStore, clock: &FakeClock, crashed: &Crashed, label:
     }
 }
 
-fn crash_everywhere(make_plan: fn(u64) -> FaultPlan, kind: &str) -> u64 {
+/// The workload's options: small, and (`background`) compactions on a thread of their own.
+fn options(background: bool) -> DbOptions {
+    DbOptions {
+        background_compaction: background,
+        ..small()
+    }
+}
+
+fn crash_everywhere(make_plan: fn(u64) -> FaultPlan, kind: &str, background: bool) -> u64 {
     let clears = workload()
         .iter()
         .filter(|s| matches!(s, Step::Clear))
@@ -350,7 +367,12 @@ fn crash_everywhere(make_plan: fn(u64) -> FaultPlan, kind: &str) -> u64 {
         // Every store operation yields once, so concurrent writes and flushes interleave.
         let disk = MemoryStore::new().with_latency(1);
         let clock = FakeClock::new(T0);
-        let crashed = run(run_until_crash(&disk, &clock, make_plan(point)));
+        let crashed = run(run_until_crash(
+            &disk,
+            &clock,
+            make_plan(point),
+            options(background),
+        ));
         let Some(crashed) = crashed else {
             return point - 1;
         };
@@ -359,6 +381,7 @@ fn crash_everywhere(make_plan: fn(u64) -> FaultPlan, kind: &str) -> u64 {
             &clock,
             &crashed,
             &format!("crash {kind} commit {point}"),
+            options(background),
         ));
         point += 1;
     }
@@ -372,6 +395,7 @@ fn every_acknowledged_write_survives_a_crash_before_any_commit() {
             ..FaultPlan::default()
         },
         "before",
+        false,
     );
     println!("crash test: crashed before each of {points} commit points, all recovered");
     assert!(
@@ -388,8 +412,53 @@ fn every_acknowledged_write_survives_a_crash_after_any_commit() {
             ..FaultPlan::default()
         },
         "after",
+        false,
     );
     println!("crash test: crashed after each of {points} commit points, all recovered");
+    assert!(
+        points > 100,
+        "the workload should reach many commit points, reached {points}"
+    );
+}
+
+#[test]
+#[cfg(feature = "threads")]
+fn every_acknowledged_write_survives_a_crash_before_any_commit_with_compactions_on_their_own_thread(
+) {
+    let points = crash_everywhere(
+        |n| FaultPlan {
+            crash_before_commit: Some(n),
+            ..FaultPlan::default()
+        },
+        "before",
+        true,
+    );
+    println!(
+        "crash test, compactions on their own thread: crashed before each of {points} commit \
+         points, all recovered"
+    );
+    assert!(
+        points > 100,
+        "the workload should reach many commit points, reached {points}"
+    );
+}
+
+#[test]
+#[cfg(feature = "threads")]
+fn every_acknowledged_write_survives_a_crash_after_any_commit_with_compactions_on_their_own_thread()
+{
+    let points = crash_everywhere(
+        |n| FaultPlan {
+            crash_after_commit: Some(n),
+            ..FaultPlan::default()
+        },
+        "after",
+        true,
+    );
+    println!(
+        "crash test, compactions on their own thread: crashed after each of {points} commit \
+         points, all recovered"
+    );
     assert!(
         points > 100,
         "the workload should reach many commit points, reached {points}"

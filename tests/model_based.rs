@@ -376,6 +376,9 @@ struct Setup {
     /// The row cache's budget: the default, or room for a few keys only (eight slots), so that
     /// keys come and go all the time.
     row_cache_bytes: usize,
+    /// Compactions merge on a thread of their own, installed by a later maintenance step (or
+    /// waited for by `compact()`): every operation may land while one merges.
+    background_compaction: bool,
 }
 
 fn setup() -> impl Strategy<Value = Setup> {
@@ -388,6 +391,7 @@ fn setup() -> impl Strategy<Value = Setup> {
         prop_oneof![1usize..6, Just(1_000)],
         any::<bool>(),
         prop_oneof![Just(DbOptions::default().row_cache_bytes), Just(2_048)],
+        any::<bool>(),
     )
         .prop_map(
             |(
@@ -399,6 +403,7 @@ fn setup() -> impl Strategy<Value = Setup> {
                 purge_slice_keys,
                 shares_pages,
                 row_cache_bytes,
+                background_compaction,
             )| {
                 Setup {
                     default_ttl,
@@ -411,6 +416,7 @@ fn setup() -> impl Strategy<Value = Setup> {
                     purge_slice_keys,
                     shares_pages,
                     row_cache_bytes,
+                    background_compaction,
                 }
             },
         )
@@ -474,6 +480,8 @@ impl Harness {
             },
             purge_slice_keys: setup.purge_slice_keys,
             row_cache_bytes: setup.row_cache_bytes,
+            // Only where the engine has threads (`threads`, a default feature).
+            background_compaction: setup.background_compaction && cfg!(feature = "threads"),
             ..small()
         };
         let store = MemoryStore::new();

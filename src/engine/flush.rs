@@ -62,7 +62,7 @@ impl Inner {
         // version of each key (always kept) is all they need of it.
         let (id, mut points) = {
             let st = self.state.borrow();
-            (st.manifest.next_sst_id, st.snapshot_seqs())
+            (st.next_sst_id(), st.snapshot_seqs())
         };
         points.push(u64::MAX);
         let mut writer = SstWriter::new(

@@ -23,7 +23,8 @@ pub struct Maintenance {
     pub flushed: bool,
     /// What the purge slice did (its `expired` entries are the expire events to deliver).
     pub purge: PurgeReport,
-    /// Number of compactions run (at most one per step).
+    /// Number of compactions installed: at most one per step, or two where compactions merge on
+    /// a thread of their own (one of those finished, and an SST dropped whole).
     pub compactions: usize,
     /// Number of pages of unused SSTs deleted.
     pub pages_reclaimed: usize,
@@ -48,6 +49,10 @@ impl Maintenance {
 /// `Inner::flush_due_at`.
 const SHORT_TTL_FLUSH_SHARE: usize = 8;
 
+/// While a compaction merges on its own thread, the next wake-up is at most this many ms away,
+/// for the step that installs it.
+const COMPACTION_JOB_POLL_MS: i64 = 2;
+
 impl Inner {
     pub(crate) async fn maintenance_step(&self) -> Result<Maintenance> {
         let mut report = Maintenance::default();
@@ -67,10 +72,19 @@ impl Inner {
             self.drain_wal().await?;
             report.committed_wal = true;
         }
+        // A compaction merged on its own thread is installed by the first step that finds it
+        // done, flush due or not (a step that always flushes would leave it waiting).
+        #[cfg(feature = "threads")]
+        if self.compaction_job_running() {
+            let _guard = self.manifest_lock.lock().await;
+            if self.install_compaction_job(false).await? {
+                report.compactions += 1;
+            }
+        }
         if flush_due {
             self.flush().await?;
             report.flushed = true;
-        } else {
+        } else if !self.compaction_job_running() {
             // One compaction per step keeps each step bounded; it is planned under the lock so
             // no other flush or compaction can make the plan stale.
             let _guard = self.manifest_lock.lock().await;
@@ -79,8 +93,9 @@ impl Inner {
                 self.plan_compaction(&st)
             };
             if let Some(plan) = plan {
-                self.run_compaction(plan).await?;
-                report.compactions = 1;
+                if self.run_or_start_compaction(plan).await? {
+                    report.compactions += 1;
+                }
             }
         }
         report.pages_reclaimed = self.reclaim_obsolete().await?;
@@ -136,7 +151,13 @@ impl Inner {
         } else {
             candidates.push(now);
         }
-        if self.plan_compaction(&st).is_some() || !self.reclaimable(&st).is_empty() {
+        if self.compaction_job_running() {
+            // Not its own plan again: the step that finds the job done installs it.
+            candidates.push(now.saturating_add(COMPACTION_JOB_POLL_MS));
+            if !self.reclaimable(&st).is_empty() {
+                candidates.push(now);
+            }
+        } else if self.plan_compaction(&st).is_some() || !self.reclaimable(&st).is_empty() {
             candidates.push(now);
         }
         candidates.into_iter().min().map(|t| t.max(now))

@@ -7,7 +7,7 @@
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// When a write's promise/future resolves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -87,6 +87,15 @@ pub struct DbOptions {
     /// (their expire events may fire a second time then); keys written while it was in force
     /// keep the expiry it gave them. Turn it on for one open, once the clock is known good.
     pub reset_clock: bool,
+    /// Merge compactions on a thread of their own (the `threads` feature, natively): the
+    /// maintenance step that finds one due starts it and returns, and a later step installs
+    /// its result, while writes, reads and flushes go on. Its result is what the same
+    /// compaction run inline would have written (`compaction/job.rs` says why). While one runs
+    /// no other starts: `compact()` and a write that finds L0 at its stall limit wait for it and
+    /// install it first. Closing drops a running one (nothing of it was written). Off by
+    /// default: the maintenance step then runs each compaction itself. Without the feature
+    /// (wasm, `no_std`) an open that asks for it fails with `UNSUPPORTED`.
+    pub background_compaction: bool,
 }
 
 /// How far the time a database last handed out may be ahead of the clock at open before the
@@ -115,6 +124,7 @@ impl Default for DbOptions {
             periodic_compaction_ms: Some(24 * 60 * 60 * 1000),
             value_header_bytes: 0,
             reset_clock: false,
+            background_compaction: false,
         }
     }
 }
@@ -158,6 +168,12 @@ impl DbOptions {
         if o.row_cache_bytes > MAX_ROW_CACHE_BYTES {
             return fail("row_cache_bytes must be at most 1 GiB");
         }
+        if o.background_compaction && !cfg!(feature = "threads") {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                "DbOptions: background_compaction needs the `threads` feature (std, not wasm)",
+            ));
+        }
         Ok(())
     }
 }
@@ -171,6 +187,14 @@ pub const MAX_ROW_CACHE_BYTES: usize = 1 << 30;
 /// merged all the same (the compaction planner), and before writes compact inline (the write
 /// path's back-pressure).
 pub(crate) const L0_STALL_FACTOR: usize = 3;
+
+/// Where compactions merge on a thread of their own ([`DbOptions::background_compaction`]): how
+/// many times `l0_compaction_trigger` L0 may hold before a write waits for that thread. The wait
+/// is the only back-pressure there (no write compacts inline), so it is a last resort, as in
+/// RocksDB (writes slow at 20 L0 files and stop at 36, against a trigger of 4): 24 SSTs at the
+/// default trigger. A read checks each L0 SST's key filter, so while the thread is behind a read
+/// may check up to this many more than usual.
+pub(crate) const BACKGROUND_L0_STALL_FACTOR: usize = 6;
 
 /// The expiry a put gives its key.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -303,6 +303,7 @@ impl Inner {
             next_expiry_lookups: 0,
             purge_resume: None,
             purge_rows_walked: 0,
+            ssts_reserved_until: 0,
         };
         Ok(Inner {
             store,
@@ -317,6 +318,8 @@ impl Inner {
             reclaim_lock: AsyncLock::default(),
             reclaims: Cell::new(0),
             commit_gate: AsyncLock::default(),
+            #[cfg(feature = "threads")]
+            compaction_job: RefCell::new(None),
         })
     }
 }

@@ -20,6 +20,8 @@
 //! - `compaction/plan.rs`: `plan_compaction`, `plan_full_step`; decides, changes nothing;
 //! - `compaction/run.rs`: `compact`, `run_compaction`; `version`, and `obsolete` (adds; a full
 //!   compaction also deletes between its steps);
+//! - `compaction/job.rs` (`threads`): `start_compaction_job`, `install_compaction_job`; the
+//!   `Inner` field `compaction_job`, and `ssts_reserved_until`;
 //! - `compaction/page_gc.rs`: `reclaimable`, `forget_reclaimed`, `reclaim_obsolete`; `obsolete`
 //!   (deletes) and `cache`;
 //! - `purge.rs`: `purge_expired`, `find_next_expiry`; the manifest's `purged_until`,
@@ -110,6 +112,18 @@ pub(crate) struct State {
     pub purge_resume: Option<Vec<u8>>,
     /// Expiry-index rows the purges walked since open (see [`Stats`](super::Stats)).
     pub purge_rows_walked: u64,
+    /// SST ids below this are taken by a compaction merging on its own thread, which numbered
+    /// its outputs when it started (`compaction/job.rs`); the manifest's `next_sst_id` catches
+    /// up when the job is installed. Kept apart from the manifest, which a commit in flight
+    /// replaces with its own copy. See [`State::next_sst_id`].
+    pub ssts_reserved_until: u64,
+}
+
+impl State {
+    /// The id the next SST written gets: the manifest's next one, past any reserved.
+    pub(crate) fn next_sst_id(&self) -> u64 {
+        self.manifest.next_sst_id.max(self.ssts_reserved_until)
+    }
 }
 
 /// A read point held by a snapshot or a running scan, and how many hold it.
@@ -259,6 +273,10 @@ pub(crate) struct Inner {
     /// Lets one store commit through at a time (WAL group commits and manifest changes alike),
     /// so every commit's precondition names the manifest version that is current when it lands.
     pub commit_gate: AsyncLock,
+    /// The compaction merging on a thread of its own, until it is installed
+    /// (`compaction/job.rs`).
+    #[cfg(feature = "threads")]
+    pub compaction_job: RefCell<Option<crate::engine::compaction::RunningJob>>,
 }
 
 /// Keeps a read point pinned (see [`State::pin`]) for as long as it lives.

@@ -306,6 +306,12 @@ impl DataPage {
         })
     }
 
+    /// The page's bytes, as stored (copied for a compaction merged on its own thread).
+    #[cfg(feature = "threads")]
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
     /// The features the rows are encoded with.
     pub fn row_features(&self) -> RowFeatures {
         self.features

@@ -1,8 +1,10 @@
 //! Compaction: the planner that picks what to merge, the merge itself with the TTL compaction
 //! filter (`retention::compaction_fates`), and the deletion of the pages it made obsolete.
 //!
-//! - [`plan`]: which SSTs to merge next ([`Plan`](plan::Plan)); decisions only.
+//! - [`plan`]: which SSTs to merge next ([`Plan`](parts::Plan)); decisions only.
+//! - [`parts`]: the plain data passed between the steps (a plan, a merge's result).
 //! - [`run`]: the merge and the commit that installs its output.
+//! - `job` (`threads`): the merge on a thread of its own, its result installed as `run`'s is.
 //! - [`page_gc`]: deleting the pages of replaced SSTs once no reader holds them.
 //!
 //! Leveled: L0 SSTs (overlapping, newest first) are merged with the overlapping part of L1 once
@@ -18,6 +20,12 @@
 //! live); an SST whose expiry percentiles say at least `expiry_compaction_share` of it has
 //! expired, or that is older than `periodic_compaction_ms`, is compacted (Milvus, SlateDB).
 
+#[cfg(feature = "threads")]
+mod job;
 mod page_gc;
+mod parts;
 mod plan;
 mod run;
+
+#[cfg(feature = "threads")]
+pub(crate) use parts::RunningJob;

@@ -10,21 +10,10 @@
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 
+use super::parts::Plan;
 use crate::engine::options::L0_STALL_FACTOR;
 use crate::engine::state::{Inner, State};
 use crate::engine::version::{SstHandle, Version};
-
-/// One merge the planner chose.
-pub(crate) struct Plan {
-    /// Input SSTs by level.
-    pub(super) inputs: Vec<(usize, Vec<Rc<SstHandle>>)>,
-    /// Where the output goes.
-    pub(super) output_level: usize,
-    /// Nothing older than the inputs overlaps their key range below the output level.
-    pub(super) bottommost: bool,
-    /// The inputs are dropped whole, not read or rewritten.
-    pub(super) drop_whole: bool,
-}
 
 fn key_range(ssts: &[Rc<SstHandle>]) -> Option<(Vec<u8>, Vec<u8>)> {
     let lo = ssts.iter().map(|s| s.first_key()).min()?;

@@ -10,11 +10,12 @@
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 
-use super::plan::{plan_in_place, Plan};
+use super::parts::{input_runs, MergeParams, Merged, Plan};
+use super::plan::plan_in_place;
 use crate::engine::commit::{install_manifest, manifest_commit};
 use crate::engine::keys::{namespace_of, parse_expiry_index_key};
 use crate::engine::memtable::MemVersion;
-use crate::engine::merge::{MergeCursor, Next};
+use crate::engine::merge::{MergeCursor, Next, PageSource};
 use crate::engine::retention::{compaction_fates, ExpiryCutoff, Fate, VersionInfo};
 use crate::engine::sst_writer::{BuiltSst, SstWriter};
 use crate::engine::state::Inner;
@@ -26,7 +27,16 @@ use crate::small_sort::insertion_sort_by;
 
 /// Whether `sst`'s key range reaches into namespace `ns` (it may hold rows of it).
 fn may_hold_namespace(sst: &SstHandle, ns: u32) -> bool {
-    match (namespace_of(sst.first_key()), namespace_of(sst.last_key())) {
+    in_namespace_range(
+        (namespace_of(sst.first_key()), namespace_of(sst.last_key())),
+        ns,
+    )
+}
+
+/// Whether keys whose first and last namespaces are `range` may hold rows of `ns` (a key that
+/// names none may be anything).
+fn in_namespace_range(range: (Option<u32>, Option<u32>), ns: u32) -> bool {
+    match range {
         (Some(first), Some(last)) => first <= ns && ns <= last,
         _ => true,
     }
@@ -42,6 +52,12 @@ impl Inner {
     pub(crate) async fn compact(&self, force: bool) -> Result<usize> {
         let _guard = self.manifest_lock.lock().await;
         let mut done = 0;
+        // A compaction merging on its own thread goes in first: no other may be planned
+        // beside it.
+        #[cfg(feature = "threads")]
+        if self.install_compaction_job(true).await? {
+            done += 1;
+        }
         // Of a full compaction: the SSTs its steps wrote as the bottom.
         let mut as_bottom: Vec<u64> = Vec::new();
         loop {
@@ -76,152 +92,92 @@ impl Inner {
         }
     }
 
+    /// Run `plan` now, or (`DbOptions::background_compaction`) start merging it on a thread of
+    /// its own (`job.rs`), for a later maintenance step to install; whether it ran now.
+    pub(crate) async fn run_or_start_compaction(&self, plan: Plan) -> Result<bool> {
+        #[cfg(feature = "threads")]
+        if self.options.background_compaction && !plan.drop_whole {
+            return self.start_compaction_job(plan).await;
+        }
+        self.run_compaction(plan).await?;
+        Ok(true)
+    }
+
+    /// Whether a compaction merges on a thread of its own (never without `threads`).
+    #[cfg(not(feature = "threads"))]
+    pub(crate) fn compaction_job_running(&self) -> bool {
+        false
+    }
+
     /// Merge the plan's inputs through the TTL compaction filter and commit the result; the ids
     /// of the SSTs it wrote.
     pub(crate) async fn run_compaction(&self, plan: Plan) -> Result<Vec<u64>> {
         if plan.drop_whole {
-            let next_id = self.state.borrow().manifest.next_sst_id;
-            self.install_compaction(&plan, Vec::new(), next_id, &[])
-                .await?;
+            let (next_id, dropped_seen) = {
+                let st = self.state.borrow();
+                (st.next_sst_id(), st.manifest.dropped_namespaces.clone())
+            };
+            let nothing = Merged {
+                outputs: Vec::new(),
+                next_id,
+                still_dropped: Vec::new(),
+                dropped_seen,
+            };
+            self.install_compaction(&plan, nothing).await?;
             return Ok(Vec::new());
         }
-        let (snapshots, cutoff, dropped, mut next_id, with_expiry) = {
-            let st = self.state.borrow();
-            let with_expiry = plan
-                .inputs
-                .iter()
-                .flat_map(|(_, l)| l.iter())
-                .any(|s| s.meta.ttl_row_count > 0);
-            let cutoff = ExpiryCutoff {
-                now: self.clock.now()?,
-                purged_until: st.manifest.purged_until,
-            };
-            (
-                st.snapshot_seqs(),
-                cutoff,
-                st.manifest.dropped_namespaces.clone(),
-                st.manifest.next_sst_id,
-                with_expiry,
-            )
-        };
-        let now = cutoff.now;
-        // Looked up once per key, by binary search: the list is kept in id order (`namespace`).
-        // Dropped namespaces that rows written out still belong to (kept for a snapshot).
-        let mut still_dropped: Vec<u32> = Vec::new();
-        let mut runs = Vec::new();
-        for (level, ssts) in &plan.inputs {
-            if *level == 0 {
-                runs.extend(ssts.iter().map(|s| alloc::vec![s.clone()]));
-            } else if !ssts.is_empty() {
-                runs.push(ssts.clone());
-            }
-        }
-        let mut cursor = MergeCursor::over_compaction_inputs(self, runs).await?;
-        let mut outputs: Vec<BuiltSst> = Vec::new();
-        let mut writer: Option<SstWriter> = None;
-        // The host gets turns by bytes written (finished outputs + the current writer): the
-        // inputs may all be cached, so nothing else would ever wait.
-        let mut slices = WorkSlices::new(self.options.work_slice_bytes);
-        let mut finished_bytes = 0usize;
-        // The facts and fates of one key's versions, in buffers every key reuses.
-        let mut infos: Vec<VersionInfo> = Vec::new();
-        let mut fates: Vec<Fate> = Vec::new();
-        while let Some(next) = cursor.next(self).await? {
-            // The key's versions, newest first. Most keys have one: a row read where it is in
-            // its page (`lone`, with how its page encodes rows and its bytes there); else copies.
-            let (lone, versions, key) = match &next {
-                Next::Lone(held) => {
-                    let (row, bytes) = held.row_and_bytes()?;
-                    (Some((row, held.features(), bytes)), &[][..], row.key)
-                }
-                Next::Versions(key, versions) => (None, versions.as_slice(), key.as_slice()),
-            };
-            infos.clear();
-            match lone {
-                Some((row, ..)) => infos.push(VersionInfo::of_row(&row)),
-                None => infos.extend(versions.iter().map(MemVersion::info)),
-            }
-            let index_entry = parse_expiry_index_key(key);
-            let data_key = index_entry.map_or(key, |(_, k)| k);
-            let doomed_ns = namespace_of(data_key).filter(|ns| dropped.binary_search(ns).is_ok());
-            let doomed = doomed_ns.is_some();
-            // Every version of an index entry has the entry's expiry time (it is in the key), and
-            // an entry the purge has handled is never read again: all of them can go at any
-            // level, as if this were the bottom.
-            let handled_entry = index_entry.is_some_and(|(at, _)| cutoff.drops(at));
-            compaction_fates(
-                &infos,
-                &snapshots,
-                cutoff,
-                plan.bottommost || handled_entry,
-                doomed,
-                &mut fates,
-            );
-            for (i, fate) in fates.iter().copied().enumerate() {
-                let (row, encoded) = match (lone, versions.get(i)) {
-                    (Some((row, features, bytes)), _) => (row, Some((features, bytes))),
-                    (None, Some(v)) => (v.row(key), None),
-                    (None, None) => continue,
-                };
-                let (row, encoded) = match fate {
-                    Fate::Keep => (row, encoded),
-                    Fate::Tombstone => (
-                        RowRef {
-                            value: None,
-                            expire_at: None,
-                            ..row
-                        },
-                        None,
-                    ),
-                    Fate::Drop => continue,
-                };
-                if let Some(ns) = doomed_ns.filter(|ns| !still_dropped.contains(ns)) {
-                    still_dropped.push(ns);
-                }
-                let w = writer.get_or_insert_with(|| {
-                    let w = SstWriter::new(next_id, with_expiry, self.options.page_size, now);
-                    next_id += 1;
-                    w
-                });
-                match encoded {
-                    Some((features, bytes)) => w.add_encoded(&row, features, bytes)?,
-                    None => w.add(&row)?,
-                }
-            }
-            // Cut SSTs only between keys, so one key's versions never span two SSTs of a run.
-            if writer
-                .as_ref()
-                .is_some_and(|w| w.bytes() >= self.options.sst_target_bytes)
-            {
-                if let Some(full) = writer.take() {
-                    finished_bytes += full.bytes();
-                    outputs.extend(full.finish());
-                }
-            }
-            let written = finished_bytes + writer.as_ref().map_or(0, SstWriter::bytes);
-            if slices.turn_due(written) {
-                self.store.yield_now().await;
-            }
-        }
-        if let Some(built) = writer.take().and_then(SstWriter::finish) {
-            outputs.push(built);
-        }
-        let ids = outputs.iter().map(|o| o.meta.id).collect();
-        self.install_compaction(&plan, outputs, next_id, &still_dropped)
-            .await?;
+        let first_id = self.state.borrow().next_sst_id();
+        let params = self.merge_params(&plan, first_id)?;
+        let merged = merge_runs(self, input_runs(&plan), &params).await?;
+        let ids = merged.outputs.iter().map(|o| o.meta.id).collect();
+        self.install_compaction(&plan, merged).await?;
         Ok(ids)
     }
 
-    /// Install a compaction's outputs. `still_dropped`: the dropped namespaces some output row
-    /// belongs to; any other dropped namespace that no SST left untouched and no memtable can
-    /// hold a row of is forgotten (its id is never reused, so nothing can ever need it again).
-    async fn install_compaction(
-        &self,
-        plan: &Plan,
-        outputs: Vec<BuiltSst>,
-        next_id: u64,
-        still_dropped: &[u32],
-    ) -> Result<()> {
+    /// What a merge of `plan`'s inputs needs besides them, as of now; its outputs are numbered
+    /// from `first_id`.
+    pub(super) fn merge_params(&self, plan: &Plan, first_id: u64) -> Result<MergeParams> {
+        let st = self.state.borrow();
+        Ok(MergeParams {
+            snapshots: st.snapshot_seqs(),
+            cutoff: ExpiryCutoff {
+                now: self.clock.now()?,
+                purged_until: st.manifest.purged_until,
+            },
+            dropped: st.manifest.dropped_namespaces.clone(),
+            first_id,
+            with_expiry: plan
+                .inputs
+                .iter()
+                .flat_map(|(_, l)| l.iter())
+                .any(|s| s.meta.ttl_row_count > 0),
+            bottommost: plan.bottommost,
+            page_size: self.options.page_size,
+            sst_target_bytes: self.options.sst_target_bytes,
+            work_slice_bytes: self.options.work_slice_bytes,
+        })
+    }
+
+    /// Install a compaction's outputs. Of the namespaces dropped when the merge started,
+    /// `still_dropped` are those some output row belongs to; any other dropped namespace that no
+    /// SST left untouched and no memtable can hold a row of is forgotten (its id is never
+    /// reused, so nothing can ever need it again). One dropped since (while a job merged on its
+    /// own thread) is kept if an output's key range reaches into it: the merge kept its rows.
+    pub(super) async fn install_compaction(&self, plan: &Plan, merged: Merged) -> Result<()> {
+        let Merged {
+            outputs,
+            next_id,
+            still_dropped,
+            dropped_seen,
+        } = merged;
+        let output_namespaces: Vec<(Option<u32>, Option<u32>)> = outputs
+            .iter()
+            .map(|o| {
+                let first = o.meta.first_key().and_then(namespace_of);
+                let last = o.meta.last_key().and_then(namespace_of);
+                (first, last)
+            })
+            .collect();
         let input_ids: Vec<u64> = plan
             .inputs
             .iter()
@@ -273,6 +229,10 @@ impl Inner {
                 let memtables = st.memtables_newest_first();
                 manifest.dropped_namespaces.retain(|&ns| {
                     still_dropped.contains(&ns)
+                        || (!dropped_seen.contains(&ns)
+                            && output_namespaces
+                                .iter()
+                                .any(|&range| in_namespace_range(range, ns)))
                         || untouched.iter().any(|s| may_hold_namespace(s, ns))
                         || memtables
                             .iter()
@@ -297,4 +257,112 @@ impl Inner {
         .await
         .map(|_| ())
     }
+}
+
+/// Merge `runs` through the TTL compaction filter into new SSTs, reading their pages from `src`.
+pub(super) async fn merge_runs<S: PageSource>(
+    src: &S,
+    runs: Vec<Vec<Rc<SstHandle>>>,
+    p: &MergeParams,
+) -> Result<Merged> {
+    let cutoff = p.cutoff;
+    let now = cutoff.now;
+    let mut next_id = p.first_id;
+    let mut still_dropped: Vec<u32> = Vec::new();
+    let mut cursor = MergeCursor::over_compaction_inputs(src, runs).await?;
+    let mut outputs: Vec<BuiltSst> = Vec::new();
+    let mut writer: Option<SstWriter> = None;
+    // The host gets turns by bytes written (finished outputs + the current writer): the
+    // inputs may all be cached, so nothing else would ever wait.
+    let mut slices = WorkSlices::new(p.work_slice_bytes);
+    let mut finished_bytes = 0usize;
+    // The facts and fates of one key's versions, in buffers every key reuses.
+    let mut infos: Vec<VersionInfo> = Vec::new();
+    let mut fates: Vec<Fate> = Vec::new();
+    while let Some(next) = cursor.next(src).await? {
+        // The key's versions, newest first. Most keys have one: a row read where it is in
+        // its page (`lone`, with how its page encodes rows and its bytes there); else copies.
+        let (lone, versions, key) = match &next {
+            Next::Lone(held) => {
+                let (row, bytes) = held.row_and_bytes()?;
+                (Some((row, held.features(), bytes)), &[][..], row.key)
+            }
+            Next::Versions(key, versions) => (None, versions.as_slice(), key.as_slice()),
+        };
+        infos.clear();
+        match lone {
+            Some((row, ..)) => infos.push(VersionInfo::of_row(&row)),
+            None => infos.extend(versions.iter().map(MemVersion::info)),
+        }
+        let index_entry = parse_expiry_index_key(key);
+        let data_key = index_entry.map_or(key, |(_, k)| k);
+        let doomed_ns = namespace_of(data_key).filter(|ns| p.dropped.binary_search(ns).is_ok());
+        let doomed = doomed_ns.is_some();
+        // Every version of an index entry has the entry's expiry time (it is in the key), and
+        // an entry the purge has handled is never read again: all of them can go at any
+        // level, as if this were the bottom.
+        let handled_entry = index_entry.is_some_and(|(at, _)| cutoff.drops(at));
+        compaction_fates(
+            &infos,
+            &p.snapshots,
+            cutoff,
+            p.bottommost || handled_entry,
+            doomed,
+            &mut fates,
+        );
+        for (i, fate) in fates.iter().copied().enumerate() {
+            let (row, encoded) = match (lone, versions.get(i)) {
+                (Some((row, features, bytes)), _) => (row, Some((features, bytes))),
+                (None, Some(v)) => (v.row(key), None),
+                (None, None) => continue,
+            };
+            let (row, encoded) = match fate {
+                Fate::Keep => (row, encoded),
+                Fate::Tombstone => (
+                    RowRef {
+                        value: None,
+                        expire_at: None,
+                        ..row
+                    },
+                    None,
+                ),
+                Fate::Drop => continue,
+            };
+            if let Some(ns) = doomed_ns.filter(|ns| !still_dropped.contains(ns)) {
+                still_dropped.push(ns);
+            }
+            let w = writer.get_or_insert_with(|| {
+                let w = SstWriter::new(next_id, p.with_expiry, p.page_size, now);
+                next_id += 1;
+                w
+            });
+            match encoded {
+                Some((features, bytes)) => w.add_encoded(&row, features, bytes)?,
+                None => w.add(&row)?,
+            }
+        }
+        // Cut SSTs only between keys, so one key's versions never span two SSTs of a run.
+        if writer
+            .as_ref()
+            .is_some_and(|w| w.bytes() >= p.sst_target_bytes)
+        {
+            if let Some(full) = writer.take() {
+                finished_bytes += full.bytes();
+                outputs.extend(full.finish());
+            }
+        }
+        let written = finished_bytes + writer.as_ref().map_or(0, SstWriter::bytes);
+        if slices.turn_due(written) {
+            src.turn().await;
+        }
+    }
+    if let Some(built) = writer.take().and_then(SstWriter::finish) {
+        outputs.push(built);
+    }
+    Ok(Merged {
+        outputs,
+        next_id,
+        still_dropped,
+        dropped_seen: p.dropped.clone(),
+    })
 }

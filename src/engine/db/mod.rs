@@ -263,6 +263,10 @@ impl Db {
             Err(e) => Err(e),
         };
         self.inner.state.borrow_mut().closed = true;
+        // A compaction merging on its own thread is dropped: nothing of it was written, and
+        // its thread ends on its own.
+        #[cfg(feature = "threads")]
+        self.inner.compaction_job.borrow_mut().take();
         sealed
     }
 

@@ -3,7 +3,9 @@
 //! the tree through [`MergeCursor`].
 //!
 //! Cursors hold `Rc`s of the memtables, SSTs and pages they read, never a `RefCell` borrow, so a
-//! merge can await page loads while writes, flushes and compactions go on.
+//! merge can await page loads while writes, flushes and compactions go on. Their pages come from
+//! a [`PageSource`]: the tree (`Inner`), or a compaction job's own copies of its inputs
+//! (`compaction/job.rs`), which it merges on a thread of its own.
 
 use alloc::rc::Rc;
 use alloc::vec::Vec;
@@ -13,14 +15,15 @@ use core::ops::Bound;
 
 use super::memtable::{MemVersion, Memtable};
 use super::page_cache::CacheFill;
-use super::state::Inner;
 use super::version::SstHandle;
 use crate::error::Result;
 use crate::small_sort::insertion_sort_by;
 
 mod lone_row;
+mod page_source;
 mod run_cursor;
 pub(crate) use lone_row::LoneRow;
+pub(crate) use page_source::PageSource;
 use run_cursor::RunCursor;
 
 /// How many keys a memtable cursor copies out per refill.
@@ -103,8 +106,8 @@ fn run_bit(i: usize) -> u64 {
 impl MergeCursor {
     /// A merge over `memtables` (each yielding its newest version at `read_seq` per key) and
     /// `runs`, restricted to `[lower, upper)`, forwards or backwards.
-    pub(crate) async fn open(
-        inner: &Inner,
+    pub(crate) async fn open<S: PageSource>(
+        src: &S,
         memtables: Vec<Rc<RefCell<Memtable>>>,
         runs: Vec<Vec<Rc<SstHandle>>>,
         lower: &[u8],
@@ -127,7 +130,7 @@ impl MergeCursor {
         let from = if reverse { upper } else { Some(lower) };
         Ok(MergeCursor {
             mems,
-            runs: RunCursor::open_all(inner, runs, reverse, from, CacheFill::Keep).await?,
+            runs: RunCursor::open_all(src, runs, reverse, from, CacheFill::Keep).await?,
             reverse,
             taken: Vec::new(),
         })
@@ -135,13 +138,13 @@ impl MergeCursor {
 
     /// A forward merge of every row of a compaction's input `runs`, every version of each key,
     /// reading pages past the page cache (they are obsolete once the compaction commits).
-    pub(crate) async fn over_compaction_inputs(
-        inner: &Inner,
+    pub(crate) async fn over_compaction_inputs<S: PageSource>(
+        src: &S,
         runs: Vec<Vec<Rc<SstHandle>>>,
     ) -> Result<Self> {
         Ok(MergeCursor {
             mems: Vec::new(),
-            runs: RunCursor::open_all(inner, runs, false, Some(&[]), CacheFill::Skip).await?,
+            runs: RunCursor::open_all(src, runs, false, Some(&[]), CacheFill::Skip).await?,
             reverse: false,
             taken: Vec::new(),
         })
@@ -149,7 +152,7 @@ impl MergeCursor {
 
     /// The next key in order: its one version as a row of a page, read where it is (most keys of
     /// a compaction), or all its versions from every source, newest first, copied out.
-    pub(crate) async fn next(&mut self, inner: &Inner) -> Result<Option<Next>> {
+    pub(crate) async fn next<S: PageSource>(&mut self, src: &S) -> Result<Option<Next>> {
         let reverse = self.reverse;
         // Whether `candidate` comes before `best` in the cursor's direction, or ties with it.
         let order = |candidate: &[u8], best: &[u8]| {
@@ -221,7 +224,7 @@ impl MergeCursor {
                 if first.is_none() {
                     versions.push(MemVersion::of_row(&page.row(index)?));
                 }
-                r.advance(inner).await?;
+                r.advance(src).await?;
             }
         }
         if let Some(lone) = first {

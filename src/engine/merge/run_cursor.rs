@@ -5,8 +5,8 @@
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 
+use super::page_source::PageSource;
 use crate::engine::page_cache::CacheFill;
-use crate::engine::state::Inner;
 use crate::engine::version::SstHandle;
 use crate::error::{Error, Result};
 use crate::format::DataPage;
@@ -46,8 +46,8 @@ impl RunCursor {
     }
 
     /// A cursor over each of `runs`, sought to `from` (see [`RunCursor::seek`]).
-    pub(super) async fn open_all(
-        inner: &Inner,
+    pub(super) async fn open_all<S: PageSource>(
+        src: &S,
         runs: Vec<Vec<Rc<SstHandle>>>,
         reverse: bool,
         from: Option<&[u8]>,
@@ -56,18 +56,18 @@ impl RunCursor {
         let mut cursors = Vec::with_capacity(runs.len());
         for run in runs {
             let mut c = RunCursor::new(run, reverse, fill);
-            c.seek(inner, from).await?;
+            c.seek(src, from).await?;
             cursors.push(c);
         }
         Ok(cursors)
     }
 
-    async fn load(&mut self, inner: &Inner) -> Result<()> {
+    async fn load<S: PageSource>(&mut self, src: &S) -> Result<()> {
         let sst = self
             .ssts
             .get(self.sst)
             .ok_or_else(|| Error::corruption("run cursor past its SSTs"))?;
-        self.page = Some(inner.load_page(sst, self.page_index, self.fill).await?);
+        self.page = Some(src.page(sst, self.page_index, self.fill).await?);
         Ok(())
     }
 
@@ -81,7 +81,11 @@ impl RunCursor {
 
     /// Position on the first row with key >= `start` (forwards) or the last row with key < `end`
     /// (backwards); `None` means from the very beginning / end.
-    pub(crate) async fn seek(&mut self, inner: &Inner, bound: Option<&[u8]>) -> Result<()> {
+    pub(crate) async fn seek<S: PageSource>(
+        &mut self,
+        src: &S,
+        bound: Option<&[u8]>,
+    ) -> Result<()> {
         if self.done {
             return Ok(());
         }
@@ -92,7 +96,7 @@ impl RunCursor {
                 return Ok(());
             };
             self.page_index = bound.map_or(0, |s| sst.page_for(s));
-            self.load(inner).await?;
+            self.load(src).await?;
             self.row = match (bound, &self.page) {
                 (Some(s), Some(page)) => page.lower_bound(s)?,
                 _ => 0,
@@ -118,17 +122,17 @@ impl RunCursor {
                 return Ok(());
             }
             self.page_index = after_page - 1;
-            self.load(inner).await?;
+            self.load(src).await?;
             self.row = match (bound, &self.page) {
                 (Some(e), Some(page)) => page.lower_bound(e)?,
                 _ => self.page_len(),
             };
         }
-        self.normalize(inner).await
+        self.normalize(src).await
     }
 
     /// Move onto a valid row, crossing pages and SSTs as needed, and copy out its key.
-    async fn normalize(&mut self, inner: &Inner) -> Result<()> {
+    async fn normalize<S: PageSource>(&mut self, src: &S) -> Result<()> {
         loop {
             if self.done {
                 return Ok(());
@@ -147,7 +151,7 @@ impl RunCursor {
                         return Ok(());
                     }
                 }
-                self.load(inner).await?;
+                self.load(src).await?;
                 self.row = 0;
             } else {
                 if self.row > 0 {
@@ -164,7 +168,7 @@ impl RunCursor {
                     self.sst -= 1;
                     self.page_index = self.pages_in(self.sst).saturating_sub(1);
                 }
-                self.load(inner).await?;
+                self.load(src).await?;
                 self.row = self.page_len();
             }
         }
@@ -204,12 +208,12 @@ impl RunCursor {
     }
 
     /// Step to the next row in the cursor's direction.
-    pub(crate) async fn advance(&mut self, inner: &Inner) -> Result<()> {
+    pub(crate) async fn advance<S: PageSource>(&mut self, src: &S) -> Result<()> {
         if self.reverse {
             self.row = self.row.saturating_sub(1);
         } else {
             self.row += 1;
         }
-        self.normalize(inner).await
+        self.normalize(src).await
     }
 }

@@ -39,6 +39,8 @@ use super::keys::{
 use super::memtable::{MemVersion, Versions};
 use super::memtable_filter::MemtableFilter;
 use super::namespace::TtlPolicy;
+#[cfg(feature = "threads")]
+use super::options::BACKGROUND_L0_STALL_FACTOR;
 use super::options::{Durability, L0_STALL_FACTOR};
 use super::state::Inner;
 use super::wal::Ticket;
@@ -253,7 +255,9 @@ impl Inner {
     }
 
     /// Keep memory and read cost bounded when no maintenance runs: flush a memtable that grew
-    /// past the stall limit, and compact once L0 holds [`L0_STALL_FACTOR`] times its trigger.
+    /// past the stall limit, and compact once L0 holds [`L0_STALL_FACTOR`] times its trigger
+    /// (where compactions merge on their own thread: wait for it once L0 holds
+    /// `BACKGROUND_L0_STALL_FACTOR` times its trigger).
     async fn relieve_memtable_pressure(&self) {
         if self.manifest_lock.is_held() {
             return;
@@ -270,7 +274,17 @@ impl Inner {
             .levels
             .first()
             .map_or(0, Vec::len);
-        if l0 >= self.options.l0_compaction_trigger.max(1) * L0_STALL_FACTOR {
+        let trigger = self.options.l0_compaction_trigger.max(1);
+        // With compactions on their own thread: wait for the running one (back-pressure), and
+        // start the next there, rather than run every one due here.
+        #[cfg(feature = "threads")]
+        if self.options.background_compaction {
+            if l0 >= trigger * BACKGROUND_L0_STALL_FACTOR {
+                let _ = self.relieve_l0_in_background().await;
+            }
+            return;
+        }
+        if l0 >= trigger * L0_STALL_FACTOR {
             let _ = self.compact(false).await;
         }
     }
