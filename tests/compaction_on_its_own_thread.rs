@@ -51,6 +51,8 @@ fn script(background: bool) -> Outcome {
         let report = db.maintenance_step().await.unwrap();
         // Inline, the step ran the compaction; on its own thread, it only started it.
         assert_eq!(report.compactions, usize::from(!background));
+        assert_eq!(report.compaction_started, background);
+        assert!(!report.is_idle());
         // While it merges: writes over its inputs, a snapshot, more writes, a flush, and the
         // namespace whose rows it is merging dropped.
         db.put(&key(0), b"new").await.unwrap();
@@ -110,6 +112,7 @@ fn a_database_closed_while_a_compaction_merges_on_its_thread_reopens_with_every_
         two_flushes(&db).await;
         let report = db.maintenance_step().await.unwrap();
         assert_eq!(report.compactions, 0, "the compaction only started");
+        assert!(report.compaction_started);
         for i in 40..60u8 {
             db.put(&key(i), b"while it merged").await.unwrap();
         }

@@ -24,8 +24,13 @@ pub struct Maintenance {
     /// What the purge slice did (its `expired` entries are the expire events to deliver).
     pub purge: PurgeReport,
     /// Number of compactions installed: at most one per step, or two where compactions merge on
-    /// a thread of their own (one of those finished, and an SST dropped whole).
+    /// a thread of their own (one of those finished, and one run at once: an SST dropped whole,
+    /// or a merge where no thread could be started).
     pub compactions: usize,
+    /// A compaction started merging on a thread of its own
+    /// ([`DbOptions::background_compaction`](super::DbOptions::background_compaction)); a later
+    /// step installs it (`next_wakeup_ms` says when to look).
+    pub compaction_started: bool,
     /// Number of pages of unused SSTs deleted.
     pub pages_reclaimed: usize,
     /// When the next step is due (ms since the Unix epoch; `Some(now)` = more work is ready now),
@@ -40,6 +45,7 @@ impl Maintenance {
             && !self.flushed
             && self.purge == PurgeReport::default()
             && self.compactions == 0
+            && !self.compaction_started
             && self.pages_reclaimed == 0
     }
 }
@@ -86,15 +92,24 @@ impl Inner {
             report.flushed = true;
         } else if !self.compaction_job_running() {
             // One compaction per step keeps each step bounded; it is planned under the lock so
-            // no other flush or compaction can make the plan stale.
+            // no other flush or compaction can make the plan stale. (Asked again under it: a job
+            // may have started while this step waited for it.)
             let _guard = self.manifest_lock.lock().await;
             let plan = {
                 let st = self.state.borrow();
-                self.plan_compaction(&st)
+                let idle = !self.compaction_job_running();
+                idle.then(|| self.plan_compaction(&st)).flatten()
             };
             if let Some(plan) = plan {
-                if self.run_or_start_compaction(plan).await? {
+                // Without threads, straight to the merge: no future around it to carry.
+                #[cfg(feature = "threads")]
+                let ran_now = self.run_or_start_compaction(plan).await?;
+                #[cfg(not(feature = "threads"))]
+                let ran_now = self.run_compaction(plan).await.map(|_| true)?;
+                if ran_now {
                     report.compactions += 1;
+                } else {
+                    report.compaction_started = true;
                 }
             }
         }

@@ -171,7 +171,7 @@ impl DbOptions {
         if o.background_compaction && !cfg!(feature = "threads") {
             return Err(Error::new(
                 ErrorKind::Unsupported,
-                "DbOptions: background_compaction needs the `threads` feature (std, not wasm)",
+                "DbOptions: background_compaction needs threads",
             ));
         }
         Ok(())
@@ -194,6 +194,7 @@ pub(crate) const L0_STALL_FACTOR: usize = 3;
 /// RocksDB (writes slow at 20 L0 files and stop at 36, against a trigger of 4): 24 SSTs at the
 /// default trigger. A read checks each L0 SST's key filter, so while the thread is behind a read
 /// may check up to this many more than usual.
+#[cfg(feature = "threads")]
 pub(crate) const BACKGROUND_L0_STALL_FACTOR: usize = 6;
 
 /// The expiry a put gives its key.

@@ -303,6 +303,7 @@ impl Inner {
             next_expiry_lookups: 0,
             purge_resume: None,
             purge_rows_walked: 0,
+            #[cfg(feature = "threads")]
             ssts_reserved_until: 0,
         };
         Ok(Inner {

@@ -116,13 +116,17 @@ pub(crate) struct State {
     /// its outputs when it started (`compaction/job.rs`); the manifest's `next_sst_id` catches
     /// up when the job is installed. Kept apart from the manifest, which a commit in flight
     /// replaces with its own copy. See [`State::next_sst_id`].
+    #[cfg(feature = "threads")]
     pub ssts_reserved_until: u64,
 }
 
 impl State {
     /// The id the next SST written gets: the manifest's next one, past any reserved.
     pub(crate) fn next_sst_id(&self) -> u64 {
-        self.manifest.next_sst_id.max(self.ssts_reserved_until)
+        #[cfg(feature = "threads")]
+        return self.manifest.next_sst_id.max(self.ssts_reserved_until);
+        #[cfg(not(feature = "threads"))]
+        self.manifest.next_sst_id
     }
 }
 

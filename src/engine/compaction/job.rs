@@ -28,7 +28,8 @@ use core::pin::pin;
 use core::task::{Context, Poll, Waker};
 
 use super::parts::{input_runs, MergeParams, Merged, Plan, RunningJob};
-use super::run::merge_runs;
+use super::run::Merge;
+use crate::engine::merge::MergeCursor;
 use crate::engine::merge::PageSource;
 use crate::engine::page_cache::CacheFill;
 use crate::engine::state::Inner;
@@ -51,17 +52,21 @@ struct JobPages {
 }
 
 impl PageSource for JobPages {
-    async fn page(&self, sst: &SstHandle, index: usize, _fill: CacheFill) -> Result<DataPage> {
-        self.ssts
+    fn page<'a>(
+        &'a self,
+        sst: &'a SstHandle,
+        index: usize,
+        _fill: CacheFill,
+    ) -> impl Future<Output = Result<DataPage>> + 'a {
+        let page = self
+            .ssts
             .iter()
             .find(|(id, _)| *id == sst.id())
             .and_then(|(_, pages)| pages.get(index))
             .cloned()
-            .ok_or_else(|| Error::storage("a compaction job was not given a page it reads"))
+            .ok_or_else(|| Error::storage("a compaction job was not given a page it reads"));
+        core::future::ready(page)
     }
-
-    /// Nothing else runs on a job's thread.
-    async fn turn(&self) {}
 }
 
 impl CompactionJob {
@@ -83,9 +88,17 @@ impl CompactionJob {
             }
             runs.push(handles);
         }
-        let merge = pin!(merge_runs(&pages, runs, &self.params));
+        let params = self.params;
+        let merging = pin!(async {
+            let mut merge = Merge::new(params);
+            let mut cursor = MergeCursor::over_compaction_inputs(&pages, runs).await?;
+            while let Some(next) = cursor.next(&pages).await? {
+                merge.add(next)?;
+            }
+            Ok::<_, Error>(merge.finish())
+        });
         // The pages are all here: the merge never waits, so one poll finishes it.
-        let merged = match merge.poll(&mut Context::from_waker(Waker::noop())) {
+        let merged = match merging.poll(&mut Context::from_waker(Waker::noop())) {
             Poll::Ready(merged) => merged?,
             Poll::Pending => return Err(Error::storage("a compaction job's merge waited")),
         };
@@ -114,9 +127,13 @@ impl Inner {
     }
 
     /// Copy `plan`'s inputs, reserve its outputs' ids and start merging them on a thread of
-    /// their own; `false`. Called under the manifest lock, with no job running. Where no thread
-    /// can be started the merge runs inline, at once: `true`.
+    /// their own; `false`. Called under the manifest lock, with no job running (where one is,
+    /// nothing starts: its plan may overlap this one). Where no thread can be started the merge
+    /// runs inline, at once: `true`.
     pub(crate) async fn start_compaction_job(&self, plan: Plan) -> Result<bool> {
+        if self.compaction_job_running() {
+            return Ok(false);
+        }
         let mut runs = Vec::new();
         let mut input_bytes = 0u64;
         for run in input_runs(&plan) {
@@ -143,6 +160,8 @@ impl Inner {
             (first, limit)
         };
         let params = self.merge_params(&plan, first_id)?;
+        // A close that began while the pages were copied gets no job to drop after it.
+        self.state.borrow().check_writable()?;
         let job = CompactionJob {
             runs,
             params,

@@ -28,6 +28,7 @@ pub(crate) struct Plan {
 
 /// The runs a plan's inputs merge as: each L0 SST alone (they overlap), each deeper level's SSTs
 /// as one run.
+#[inline(always)]
 pub(crate) fn input_runs(plan: &Plan) -> Vec<Vec<Rc<SstHandle>>> {
     let mut runs = Vec::new();
     for (level, ssts) in &plan.inputs {
@@ -55,7 +56,6 @@ pub(crate) struct MergeParams {
     pub bottommost: bool,
     pub page_size: usize,
     pub sst_target_bytes: usize,
-    pub work_slice_bytes: usize,
 }
 
 /// A merge's result: its SSTs, the id after the last one's, the dropped namespaces some output
@@ -65,6 +65,7 @@ pub(crate) struct Merged {
     pub outputs: Vec<BuiltSst>,
     pub next_id: u64,
     pub still_dropped: Vec<u32>,
+    #[cfg(feature = "threads")]
     pub dropped_seen: Vec<u32>,
 }
 

@@ -15,7 +15,7 @@ use super::plan::plan_in_place;
 use crate::engine::commit::{install_manifest, manifest_commit};
 use crate::engine::keys::{namespace_of, parse_expiry_index_key};
 use crate::engine::memtable::MemVersion;
-use crate::engine::merge::{MergeCursor, Next, PageSource};
+use crate::engine::merge::{MergeCursor, Next};
 use crate::engine::retention::{compaction_fates, ExpiryCutoff, Fate, VersionInfo};
 use crate::engine::sst_writer::{BuiltSst, SstWriter};
 use crate::engine::state::Inner;
@@ -94,8 +94,8 @@ impl Inner {
 
     /// Run `plan` now, or (`DbOptions::background_compaction`) start merging it on a thread of
     /// its own (`job.rs`), for a later maintenance step to install; whether it ran now.
+    #[cfg(feature = "threads")]
     pub(crate) async fn run_or_start_compaction(&self, plan: Plan) -> Result<bool> {
-        #[cfg(feature = "threads")]
         if self.options.background_compaction && !plan.drop_whole {
             return self.start_compaction_job(plan).await;
         }
@@ -113,22 +113,27 @@ impl Inner {
     /// of the SSTs it wrote.
     pub(crate) async fn run_compaction(&self, plan: Plan) -> Result<Vec<u64>> {
         if plan.drop_whole {
-            let (next_id, dropped_seen) = {
-                let st = self.state.borrow();
-                (st.next_sst_id(), st.manifest.dropped_namespaces.clone())
-            };
             let nothing = Merged {
                 outputs: Vec::new(),
-                next_id,
+                next_id: self.state.borrow().next_sst_id(),
                 still_dropped: Vec::new(),
-                dropped_seen,
+                #[cfg(feature = "threads")]
+                dropped_seen: Vec::new(),
             };
             self.install_compaction(&plan, nothing).await?;
             return Ok(Vec::new());
         }
         let first_id = self.state.borrow().next_sst_id();
-        let params = self.merge_params(&plan, first_id)?;
-        let merged = merge_runs(self, input_runs(&plan), &params).await?;
+        let mut merge = Merge::new(self.merge_params(&plan, first_id)?);
+        let mut cursor = MergeCursor::over_compaction_inputs(self, input_runs(&plan)).await?;
+        let mut slices = WorkSlices::new(self.options.work_slice_bytes);
+        while let Some(next) = cursor.next(self).await? {
+            merge.add(next)?;
+            if slices.turn_due(merge.written()) {
+                self.store.yield_now().await;
+            }
+        }
+        let merged = merge.finish();
         let ids = merged.outputs.iter().map(|o| o.meta.id).collect();
         self.install_compaction(&plan, merged).await?;
         Ok(ids)
@@ -136,6 +141,7 @@ impl Inner {
 
     /// What a merge of `plan`'s inputs needs besides them, as of now; its outputs are numbered
     /// from `first_id`.
+    #[cfg_attr(not(feature = "threads"), inline(always))]
     pub(super) fn merge_params(&self, plan: &Plan, first_id: u64) -> Result<MergeParams> {
         let st = self.state.borrow();
         Ok(MergeParams {
@@ -154,7 +160,6 @@ impl Inner {
             bottommost: plan.bottommost,
             page_size: self.options.page_size,
             sst_target_bytes: self.options.sst_target_bytes,
-            work_slice_bytes: self.options.work_slice_bytes,
         })
     }
 
@@ -168,8 +173,12 @@ impl Inner {
             outputs,
             next_id,
             still_dropped,
+            #[cfg(feature = "threads")]
             dropped_seen,
         } = merged;
+        // Only a merge on its own thread can see a namespace dropped after it began: an inline
+        // one holds the manifest lock, which a drop takes.
+        #[cfg(feature = "threads")]
         let output_namespaces: Vec<(Option<u32>, Option<u32>)> = outputs
             .iter()
             .map(|o| {
@@ -178,6 +187,15 @@ impl Inner {
                 (first, last)
             })
             .collect();
+        #[cfg(feature = "threads")]
+        let written_since_dropped = |ns: u32| {
+            !dropped_seen.contains(&ns)
+                && output_namespaces
+                    .iter()
+                    .any(|&range| in_namespace_range(range, ns))
+        };
+        #[cfg(not(feature = "threads"))]
+        let written_since_dropped = |_: u32| false;
         let input_ids: Vec<u64> = plan
             .inputs
             .iter()
@@ -229,10 +247,7 @@ impl Inner {
                 let memtables = st.memtables_newest_first();
                 manifest.dropped_namespaces.retain(|&ns| {
                     still_dropped.contains(&ns)
-                        || (!dropped_seen.contains(&ns)
-                            && output_namespaces
-                                .iter()
-                                .any(|&range| in_namespace_range(range, ns)))
+                        || written_since_dropped(ns)
                         || untouched.iter().any(|s| may_hold_namespace(s, ns))
                         || memtables
                             .iter()
@@ -259,27 +274,48 @@ impl Inner {
     }
 }
 
-/// Merge `runs` through the TTL compaction filter into new SSTs, reading their pages from `src`.
-pub(super) async fn merge_runs<S: PageSource>(
-    src: &S,
-    runs: Vec<Vec<Rc<SstHandle>>>,
-    p: &MergeParams,
-) -> Result<Merged> {
-    let cutoff = p.cutoff;
-    let now = cutoff.now;
-    let mut next_id = p.first_id;
-    let mut still_dropped: Vec<u32> = Vec::new();
-    let mut cursor = MergeCursor::over_compaction_inputs(src, runs).await?;
-    let mut outputs: Vec<BuiltSst> = Vec::new();
-    let mut writer: Option<SstWriter> = None;
-    // The host gets turns by bytes written (finished outputs + the current writer): the
-    // inputs may all be cached, so nothing else would ever wait.
-    let mut slices = WorkSlices::new(p.work_slice_bytes);
-    let mut finished_bytes = 0usize;
+/// A compaction's merge, one key at a time ([`Merge::add`]): the TTL compaction filter judges
+/// each key's versions, and the kept ones go into new SSTs, cut at the target size between keys.
+/// Fed by the merge of the inputs' runs: `run_compaction`'s here, or a job's on its own thread
+/// (`job.rs`).
+pub(super) struct Merge {
+    p: MergeParams,
+    next_id: u64,
+    outputs: Vec<BuiltSst>,
+    writer: Option<SstWriter>,
+    finished_bytes: usize,
+    still_dropped: Vec<u32>,
     // The facts and fates of one key's versions, in buffers every key reuses.
-    let mut infos: Vec<VersionInfo> = Vec::new();
-    let mut fates: Vec<Fate> = Vec::new();
-    while let Some(next) = cursor.next(src).await? {
+    infos: Vec<VersionInfo>,
+    fates: Vec<Fate>,
+}
+
+impl Merge {
+    #[cfg_attr(not(feature = "threads"), inline(always))]
+    pub(super) fn new(p: MergeParams) -> Merge {
+        Merge {
+            next_id: p.first_id,
+            p,
+            outputs: Vec::new(),
+            writer: None,
+            finished_bytes: 0,
+            still_dropped: Vec::new(),
+            infos: Vec::new(),
+            fates: Vec::new(),
+        }
+    }
+
+    /// Bytes written so far (finished outputs and the current one): what a host's turns are
+    /// counted by (the inputs may all be cached, so nothing else would ever wait).
+    pub(super) fn written(&self) -> usize {
+        self.finished_bytes + self.writer.as_ref().map_or(0, SstWriter::bytes)
+    }
+
+    /// Judge the next key's versions and write the kept ones.
+    #[cfg_attr(not(feature = "threads"), inline(always))]
+    pub(super) fn add(&mut self, next: Next) -> Result<()> {
+        let p = &self.p;
+        let cutoff = p.cutoff;
         // The key's versions, newest first. Most keys have one: a row read where it is in
         // its page (`lone`, with how its page encodes rows and its bytes there); else copies.
         let (lone, versions, key) = match &next {
@@ -289,10 +325,10 @@ pub(super) async fn merge_runs<S: PageSource>(
             }
             Next::Versions(key, versions) => (None, versions.as_slice(), key.as_slice()),
         };
-        infos.clear();
+        self.infos.clear();
         match lone {
-            Some((row, ..)) => infos.push(VersionInfo::of_row(&row)),
-            None => infos.extend(versions.iter().map(MemVersion::info)),
+            Some((row, ..)) => self.infos.push(VersionInfo::of_row(&row)),
+            None => self.infos.extend(versions.iter().map(MemVersion::info)),
         }
         let index_entry = parse_expiry_index_key(key);
         let data_key = index_entry.map_or(key, |(_, k)| k);
@@ -303,14 +339,14 @@ pub(super) async fn merge_runs<S: PageSource>(
         // level, as if this were the bottom.
         let handled_entry = index_entry.is_some_and(|(at, _)| cutoff.drops(at));
         compaction_fates(
-            &infos,
+            &self.infos,
             &p.snapshots,
             cutoff,
             p.bottommost || handled_entry,
             doomed,
-            &mut fates,
+            &mut self.fates,
         );
-        for (i, fate) in fates.iter().copied().enumerate() {
+        for (i, fate) in self.fates.iter().copied().enumerate() {
             let (row, encoded) = match (lone, versions.get(i)) {
                 (Some((row, features, bytes)), _) => (row, Some((features, bytes))),
                 (None, Some(v)) => (v.row(key), None),
@@ -328,12 +364,13 @@ pub(super) async fn merge_runs<S: PageSource>(
                 ),
                 Fate::Drop => continue,
             };
-            if let Some(ns) = doomed_ns.filter(|ns| !still_dropped.contains(ns)) {
-                still_dropped.push(ns);
+            if let Some(ns) = doomed_ns.filter(|ns| !self.still_dropped.contains(ns)) {
+                self.still_dropped.push(ns);
             }
-            let w = writer.get_or_insert_with(|| {
-                let w = SstWriter::new(next_id, p.with_expiry, p.page_size, now);
-                next_id += 1;
+            let next_id = &mut self.next_id;
+            let w = self.writer.get_or_insert_with(|| {
+                let w = SstWriter::new(*next_id, p.with_expiry, p.page_size, cutoff.now);
+                *next_id += 1;
                 w
             });
             match encoded {
@@ -342,27 +379,31 @@ pub(super) async fn merge_runs<S: PageSource>(
             }
         }
         // Cut SSTs only between keys, so one key's versions never span two SSTs of a run.
-        if writer
+        if self
+            .writer
             .as_ref()
             .is_some_and(|w| w.bytes() >= p.sst_target_bytes)
         {
-            if let Some(full) = writer.take() {
-                finished_bytes += full.bytes();
-                outputs.extend(full.finish());
+            if let Some(full) = self.writer.take() {
+                self.finished_bytes += full.bytes();
+                self.outputs.extend(full.finish());
             }
         }
-        let written = finished_bytes + writer.as_ref().map_or(0, SstWriter::bytes);
-        if slices.turn_due(written) {
-            src.turn().await;
+        Ok(())
+    }
+
+    /// The merge's result, its last SST finished.
+    #[cfg_attr(not(feature = "threads"), inline(always))]
+    pub(super) fn finish(mut self) -> Merged {
+        if let Some(built) = self.writer.take().and_then(SstWriter::finish) {
+            self.outputs.push(built);
+        }
+        Merged {
+            outputs: self.outputs,
+            next_id: self.next_id,
+            still_dropped: self.still_dropped,
+            #[cfg(feature = "threads")]
+            dropped_seen: self.p.dropped,
         }
     }
-    if let Some(built) = writer.take().and_then(SstWriter::finish) {
-        outputs.push(built);
-    }
-    Ok(Merged {
-        outputs,
-        next_id,
-        still_dropped,
-        dropped_seen: p.dropped.clone(),
-    })
 }
