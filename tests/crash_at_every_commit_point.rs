@@ -387,17 +387,33 @@ fn crash_everywhere(make_plan: fn(u64) -> FaultPlan, kind: &str, background: boo
     }
 }
 
-#[test]
-fn every_acknowledged_write_survives_a_crash_before_any_commit() {
-    let points = crash_everywhere(
-        |n| FaultPlan {
-            crash_before_commit: Some(n),
-            ..FaultPlan::default()
-        },
-        "before",
-        false,
-    );
-    println!("crash test: crashed before each of {points} commit points, all recovered");
+/// A crash before (`after: false`) or after each commit point the workload reaches, each one
+/// recovered (see `crash_everywhere`), and many of them.
+fn every_crash_recovers(after: bool, background: bool) {
+    let (plan, kind): (fn(u64) -> FaultPlan, _) = if after {
+        (
+            |n| FaultPlan {
+                crash_after_commit: Some(n),
+                ..FaultPlan::default()
+            },
+            "after",
+        )
+    } else {
+        (
+            |n| FaultPlan {
+                crash_before_commit: Some(n),
+                ..FaultPlan::default()
+            },
+            "before",
+        )
+    };
+    let points = crash_everywhere(plan, kind, background);
+    let how = if background {
+        ", compactions on their own thread"
+    } else {
+        ""
+    };
+    println!("crash test{how}: crashed {kind} each of {points} commit points, all recovered");
     assert!(
         points > 100,
         "the workload should reach many commit points, reached {points}"
@@ -405,62 +421,25 @@ fn every_acknowledged_write_survives_a_crash_before_any_commit() {
 }
 
 #[test]
+fn every_acknowledged_write_survives_a_crash_before_any_commit() {
+    every_crash_recovers(false, false);
+}
+
+#[test]
 fn every_acknowledged_write_survives_a_crash_after_any_commit() {
-    let points = crash_everywhere(
-        |n| FaultPlan {
-            crash_after_commit: Some(n),
-            ..FaultPlan::default()
-        },
-        "after",
-        false,
-    );
-    println!("crash test: crashed after each of {points} commit points, all recovered");
-    assert!(
-        points > 100,
-        "the workload should reach many commit points, reached {points}"
-    );
+    every_crash_recovers(true, false);
 }
 
 #[test]
 #[cfg(feature = "threads")]
 fn every_acknowledged_write_survives_a_crash_before_any_commit_with_compactions_on_their_own_thread(
 ) {
-    let points = crash_everywhere(
-        |n| FaultPlan {
-            crash_before_commit: Some(n),
-            ..FaultPlan::default()
-        },
-        "before",
-        true,
-    );
-    println!(
-        "crash test, compactions on their own thread: crashed before each of {points} commit \
-         points, all recovered"
-    );
-    assert!(
-        points > 100,
-        "the workload should reach many commit points, reached {points}"
-    );
+    every_crash_recovers(false, true);
 }
 
 #[test]
 #[cfg(feature = "threads")]
 fn every_acknowledged_write_survives_a_crash_after_any_commit_with_compactions_on_their_own_thread()
 {
-    let points = crash_everywhere(
-        |n| FaultPlan {
-            crash_after_commit: Some(n),
-            ..FaultPlan::default()
-        },
-        "after",
-        true,
-    );
-    println!(
-        "crash test, compactions on their own thread: crashed after each of {points} commit \
-         points, all recovered"
-    );
-    assert!(
-        points > 100,
-        "the workload should reach many commit points, reached {points}"
-    );
+    every_crash_recovers(true, true);
 }
