@@ -8,10 +8,12 @@
 //! Owns the `Inner` methods [`start_compaction_job`](Inner::start_compaction_job),
 //! [`compaction_job_running`](Inner::compaction_job_running) and
 //! [`install_compaction_job`](Inner::install_compaction_job), and the `Inner` field
-//! `compaction_job`. While a job runs no other compaction is planned (callers that need one,
-//! `compact()` and the write stall, wait for the job and install it first), so its plan stays
-//! current; flushes go on (they add newer SSTs to L0, above everything the job merges), and so
-//! do namespace drops (their rows in the job's outputs are dropped by a later compaction).
+//! `compaction_job`. While a job runs no other compaction is planned (a maintenance step asks
+//! again once it holds the manifest lock; `compact()` waits for the job and installs it first,
+//! and so does the write stall, which then starts the next compaction on a thread too), so its
+//! plan stays current; flushes go on (they add newer SSTs to L0, above everything the job
+//! merges), and so do namespace drops (their rows in the job's outputs are dropped by a later
+//! compaction).
 //!
 //! Why the result is what an inline compaction would have written: the merge reads nothing but
 //! its inputs and parameters, all fixed when it starts. The snapshots it keeps versions for are
@@ -29,8 +31,7 @@ use core::task::{Context, Poll, Waker};
 
 use super::parts::{input_runs, MergeParams, Merged, Plan, RunningJob};
 use super::run::Merge;
-use crate::engine::merge::MergeCursor;
-use crate::engine::merge::PageSource;
+use crate::engine::merge::{MergeCursor, PageSource};
 use crate::engine::page_cache::CacheFill;
 use crate::engine::state::Inner;
 use crate::engine::version::SstHandle;
