@@ -1,7 +1,7 @@
 //! [`MemoryStore`]: the in-memory [`PageStore`], for native tests and for `storage: "memory"`.
 //!
 //! It owns only the pages, the manifest and the optional knobs a test turns (a byte quota and an
-//! artificial latency), plus counters a test reads. Clones share one "disk", so the data outlives a
+//! artificial latency, with the `test-util` feature), plus counters a test reads. Clones share one "disk", so the data outlives a
 //! dropped database handle and a test reopens by cloning. It knows nothing of page contents.
 
 use alloc::boxed::Box;
@@ -34,10 +34,10 @@ use crate::error::{Error, ErrorKind, Result};
 ///    [`ErrorKind::InvalidArgument`];
 /// 2. the current manifest version (0 if none) must equal `expected_manifest_version`, else
 ///    [`ErrorKind::Fenced`];
-/// 3. with a quota set, a commit that grows the stored bytes (page lengths plus manifest bytes)
-///    past the quota fails with [`ErrorKind::QuotaExceeded`]. A commit that does not grow them
-///    always passes, so a store that is over its quota (after [`set_quota`](Self::set_quota)
-///    lowered it) can still be cleaned up.
+/// 3. with a quota set (`test-util`), a commit that grows the stored bytes (page lengths plus
+///    manifest bytes) past the quota fails with [`ErrorKind::QuotaExceeded`]. A commit that does
+///    not grow them always passes, so a store that is over its quota (after `set_quota` lowered
+///    it) can still be cleaned up.
 ///
 /// Within one commit, deletes apply before puts (a page both deleted and put ends up present) and
 /// of several puts of one page the last wins.
@@ -71,6 +71,7 @@ struct Disk {
     manifest: Option<ManifestRecord>,
     /// Sum of page lengths plus manifest bytes, kept in step with every commit.
     stored_bytes: usize,
+    #[cfg(feature = "test-util")]
     quota: Option<usize>,
     #[cfg(feature = "test-util")]
     latency: u32,
@@ -92,7 +93,9 @@ impl MemoryStore {
         Self::default()
     }
 
-    /// An empty store that holds at most `max_bytes` of pages and manifest.
+    /// An empty store that holds at most `max_bytes` of pages and manifest. With the
+    /// `test-util` feature.
+    #[cfg(feature = "test-util")]
     pub fn with_quota(max_bytes: usize) -> Self {
         let store = Self::new();
         store.set_quota(Some(max_bytes));
@@ -100,7 +103,8 @@ impl MemoryStore {
     }
 
     /// Sets (or with `None` lifts) the quota of this store and every clone; data already stored
-    /// stays even if it is over the new quota.
+    /// stays even if it is over the new quota. With the `test-util` feature.
+    #[cfg(feature = "test-util")]
     pub fn set_quota(&self, max_bytes: Option<usize>) {
         self.with_disk(|disk| disk.quota = max_bytes);
     }
@@ -229,19 +233,23 @@ impl Disk {
             deletes,
             ..
         } = commit;
-        // Apply, noting what each step replaced; undo it all if the result is over the quota.
+        // Apply, noting (with a quota possible) what each step replaced: it is all undone if the
+        // result is over the quota.
+        #[cfg(feature = "test-util")]
         let mut undo: Vec<(PageId, Option<PageBytes>)> =
             Vec::with_capacity(deletes.len() + puts.len());
         let mut after = self.stored_bytes;
         for id in deletes {
             let old = self.pages.remove(&id);
             after = after.saturating_sub(old.as_ref().map_or(0, |p| p.len()));
+            #[cfg(feature = "test-util")]
             undo.push((id, old));
         }
         for (id, bytes) in puts {
             after = after.saturating_add(bytes.len());
             let old = self.pages.insert(id, PageBytes::new(bytes));
             after = after.saturating_sub(old.as_ref().map_or(0, |p| p.len()));
+            #[cfg(feature = "test-util")]
             undo.push((id, old));
         }
         if let Some(manifest) = &manifest {
@@ -250,6 +258,7 @@ impl Disk {
                 .saturating_sub(old_len)
                 .saturating_add(manifest.bytes.len());
         }
+        #[cfg(feature = "test-util")]
         if let Some(quota) = self.quota {
             if after > quota && after > self.stored_bytes {
                 for (id, old) in undo.into_iter().rev() {
@@ -379,10 +388,10 @@ impl fmt::Debug for MemoryStore {
         };
         out.field("manifest_version", &disk.manifest_version())
             .field("pages", &disk.pages.len())
-            .field("stored_bytes", &disk.stored_bytes)
-            .field("quota", &disk.quota);
+            .field("stored_bytes", &disk.stored_bytes);
         #[cfg(feature = "test-util")]
-        out.field("latency", &disk.latency);
+        out.field("quota", &disk.quota)
+            .field("latency", &disk.latency);
         out.finish()
     }
 }
