@@ -90,10 +90,10 @@ impl Inner {
         if flush_due {
             self.flush().await?;
             report.flushed = true;
-        } else if !self.compaction_job_running() {
+        } else {
             // One compaction per step keeps each step bounded; it is planned under the lock so
-            // no other flush or compaction can make the plan stale. (Asked again under it: a job
-            // may have started while this step waited for it.)
+            // no other flush or compaction can make the plan stale, and none beside a job on its
+            // own thread (asked under the lock: one may have started while this step waited).
             let _guard = self.manifest_lock.lock().await;
             let plan = {
                 let st = self.state.borrow();

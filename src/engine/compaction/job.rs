@@ -47,25 +47,21 @@ struct CompactionJob {
     id_limit: u64,
 }
 
-/// A job's pages, decoded on its own thread: by run, by SST, by page index.
-struct JobPages {
-    ssts: Vec<(u64, Vec<DataPage>)>,
-}
+/// A job's pages: decoded on its thread and kept in the SST handles made there, as a store that
+/// shares its pages has the engine's handles keep them (`SstHandle::keep_shared_page`).
+struct KeptPages;
 
-impl PageSource for JobPages {
+impl PageSource for KeptPages {
     fn page<'a>(
         &'a self,
         sst: &'a SstHandle,
         index: usize,
         _fill: CacheFill,
     ) -> impl Future<Output = Result<DataPage>> + 'a {
-        let page = self
-            .ssts
-            .iter()
-            .find(|(id, _)| *id == sst.id())
-            .and_then(|(_, pages)| pages.get(index))
-            .cloned()
-            .ok_or_else(|| Error::storage("a compaction job was not given a page it reads"));
+        let page = sst.page_number(index).and_then(|n| {
+            sst.shared_page(n)
+                .ok_or_else(|| Error::storage("a compaction job was not given a page it reads"))
+        });
         core::future::ready(page)
     }
 }
@@ -75,25 +71,24 @@ impl CompactionJob {
     /// engine's own, shared by a memory store), so they are decoded here without checking them
     /// again.
     fn run(self) -> Result<Merged> {
-        let mut pages = JobPages { ssts: Vec::new() };
         let mut runs = Vec::with_capacity(self.runs.len());
         for run in self.runs {
             let mut handles = Vec::with_capacity(run.len());
-            for (meta, bytes) in run {
-                let decoded = bytes
-                    .into_iter()
-                    .map(|b| DataPage::decode_trusted(Rc::new(b)))
-                    .collect::<Result<Vec<_>>>()?;
-                pages.ssts.push((meta.id, decoded));
-                handles.push(Rc::new(SstHandle::new(meta)));
+            for (meta, pages) in run {
+                let handle = SstHandle::new(meta);
+                for (index, bytes) in pages.into_iter().enumerate() {
+                    let page = DataPage::decode_trusted(Rc::new(bytes))?;
+                    handle.keep_shared_page(handle.page_number(index)?, page);
+                }
+                handles.push(Rc::new(handle));
             }
             runs.push(handles);
         }
         let params = self.params;
         let merging = pin!(async {
             let mut merge = Merge::new(params);
-            let mut cursor = MergeCursor::over_compaction_inputs(&pages, runs).await?;
-            while let Some(next) = cursor.next(&pages).await? {
+            let mut cursor = MergeCursor::over_compaction_inputs(&KeptPages, runs).await?;
+            while let Some(next) = cursor.next(&KeptPages).await? {
                 merge.add(next)?;
             }
             Ok::<_, Error>(merge.finish())
