@@ -16,6 +16,8 @@
 use alloc::vec::Vec;
 use core::ops::Bound;
 
+use crate::format::key_order::{key_below, keys_equal};
+
 /// Most entries a chunk holds: a binary search of a few steps, and an insert in its middle moves
 /// at most this many entries.
 const CHUNK: usize = 64;
@@ -76,7 +78,9 @@ impl<V> ChunkedMap<V> {
     /// The value of `key`.
     pub(crate) fn get(&self, key: &[u8]) -> Option<&V> {
         let p = self.place(key, false);
-        self.entry(p).filter(|(k, _)| k == key).map(|(_, v)| v)
+        self.entry(p)
+            .filter(|(k, _)| keys_equal(k, key))
+            .map(|(_, v)| v)
     }
 
     /// The value of `key`, made by `make` and inserted under `key` if it was absent, and whether
@@ -98,7 +102,7 @@ impl<V> ChunkedMap<V> {
 
     /// Whether the entry at place `p` is `key`'s.
     fn holds_at(&self, p: Place, key: &[u8]) -> bool {
-        self.entry(p).is_some_and(|(k, _)| k == key)
+        self.entry(p).is_some_and(|(k, _)| keys_equal(k, key))
     }
 
     /// Note that the entry at place `p` was found, not added; `p`. A run goes on past the key
@@ -136,10 +140,10 @@ impl<V> ChunkedMap<V> {
             chunk: c,
             at: self.chunks.get(c).map_or(0, Vec::len),
         };
-        let after_previous = f == 0 || last_of(f - 1).is_some_and(|(k, _)| k.as_slice() < key);
-        let before_next = first_of(f + 1).is_none_or(|(k, _)| key < k.as_slice());
+        let after_previous = f == 0 || last_of(f - 1).is_some_and(|(k, _)| key_below(k, key));
+        let before_next = first_of(f + 1).is_none_or(|(k, _)| key_below(key, k));
         if let (Some(c), true, true) = (self.chunks.get(f), after_previous, before_next) {
-            if c.last().is_some_and(|(k, _)| k.as_slice() < key) {
+            if c.last().is_some_and(|(k, _)| key_below(k, key)) {
                 return end_of(f);
             }
             return Place {
@@ -151,7 +155,7 @@ impl<V> ChunkedMap<V> {
         if p.chunk == self.chunks.len() {
             return end_of(p.chunk.saturating_sub(1));
         }
-        let in_gap = p.chunk > 0 && first_of(p.chunk).is_some_and(|(k, _)| key < k);
+        let in_gap = p.chunk > 0 && first_of(p.chunk).is_some_and(|(k, _)| key_below(key, k));
         let room_before = self
             .chunks
             .get(p.chunk.wrapping_sub(1))
@@ -266,9 +270,9 @@ impl<V> ChunkedMap<V> {
 /// Whether `k` comes before the place sought: below `key`, or at it too if `past`.
 fn below(k: &[u8], key: &[u8], past: bool) -> bool {
     if past {
-        k <= key
+        !key_below(key, k)
     } else {
-        k < key
+        key_below(k, key)
     }
 }
 

@@ -160,7 +160,7 @@ impl RowCache {
                     .slots
                     .get(i)
                     .and_then(Option::as_ref)
-                    .is_some_and(|s| s.key() == key)
+                    .is_some_and(|s| crate::format::key_order::keys_equal(s.key(), key))
         })
     }
 

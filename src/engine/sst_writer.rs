@@ -5,6 +5,7 @@
 use alloc::vec::Vec;
 
 use crate::error::Result;
+use crate::format::key_order::keys_equal;
 use crate::format::{
     expiry_percentiles, key_hash, DataPageBuilder, KeyFilter, PageRef, RowFeatures, RowRef,
     SstMeta, FORMAT_VERSION,
@@ -111,7 +112,7 @@ impl SstWriter {
     /// The statistics of `row`, just pushed.
     #[inline(always)]
     fn added(&mut self, row: &RowRef<'_>) {
-        if self.last_key.as_slice() != row.key {
+        if !keys_equal(&self.last_key, row.key) {
             // In the buffer it already has: one allocation per key fewer.
             self.last_key.clear();
             self.last_key.extend_from_slice(row.key);

@@ -18,6 +18,7 @@ use core::cmp::Ordering;
 
 use super::checksum::{seal, unchecked_body, unseal, CHECKSUM_LEN};
 use super::codec::{put_u16, put_u32, put_u8, Reader};
+use super::key_order::compare_keys;
 use super::key_prefixes::SearchAid;
 use super::row::{decode_row, decode_row_key, encode_row, row_order, RowFeatures, RowRef};
 use super::{open_body, read_version_byte, FORMAT_VERSION_BYTE};
@@ -105,7 +106,7 @@ impl DataPageBuilder {
     #[inline(always)]
     fn check_order(&self, row: &RowRef<'_>) -> Result<()> {
         if !self.offsets.is_empty() {
-            let in_order = match self.last_key.as_slice().cmp(row.key) {
+            let in_order = match compare_keys(&self.last_key, row.key) {
                 Ordering::Less => true,
                 Ordering::Equal => row.seq < self.last_seq,
                 Ordering::Greater => false,

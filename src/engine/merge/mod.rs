@@ -17,6 +17,7 @@ use super::memtable::{MemVersion, Memtable};
 use super::page_cache::CacheFill;
 use super::version::SstHandle;
 use crate::error::Result;
+use crate::format::key_order::{compare_keys, keys_equal};
 use crate::small_sort::insertion_sort_by;
 
 mod lone_row;
@@ -156,7 +157,7 @@ impl MergeCursor {
         let reverse = self.reverse;
         // Whether `candidate` comes before `best` in the cursor's direction, or ties with it.
         let order = |candidate: &[u8], best: &[u8]| {
-            let o = candidate.cmp(best);
+            let o = compare_keys(candidate, best);
             if reverse {
                 o.reverse()
             } else {
@@ -196,7 +197,7 @@ impl MergeCursor {
         let key = self.taken.as_slice();
         let mut versions = Vec::new();
         for m in &mut self.mems {
-            if m.peek().is_some_and(|(k, _)| k == key) {
+            if m.peek().is_some_and(|(k, _)| keys_equal(k, key)) {
                 if let Some((_, v)) = m.buffer.pop() {
                     versions.push(v);
                 }
@@ -212,7 +213,7 @@ impl MergeCursor {
             }
             // A row is decoded whole only once its key matches, and a row held as lone not here.
             while let Some((page, index)) = r.at() {
-                if !known && r.key.as_slice() != key {
+                if !known && !keys_equal(&r.key, key) {
                     break;
                 }
                 known = false;

@@ -1,0 +1,114 @@
+//! The order of keys, wherever they are sorted or searched on a hot path (a memtable's map, a
+//! page's rows as they are written, the row cache's slots): bytewise, exactly `[u8]`'s own `Ord`
+//! and `Eq`, computed eight bytes a step.
+//!
+//! `[u8]`'s comparisons call `memcmp`, which a WebAssembly engine takes from Rust's compiler
+//! builtins: a loop of one byte a step (there is no instruction that compares memory). Keys
+//! often share a long prefix (the namespace's four bytes, then `session:000…`), so a
+//! comparison there walked a dozen bytes or more before the one that differs; here it is two
+//! words. Natively it is as fast as the C library's `memcmp` on keys this short, and inlined.
+
+use core::cmp::Ordering;
+
+/// `a.cmp(b)` for byte strings.
+#[inline]
+pub(crate) fn compare_keys(a: &[u8], b: &[u8]) -> Ordering {
+    let (mut x, mut y) = (a, b);
+    while let (Some((wx, rx)), Some((wy, ry))) =
+        (x.split_first_chunk::<8>(), y.split_first_chunk::<8>())
+    {
+        let (wx, wy) = (u64::from_le_bytes(*wx), u64::from_le_bytes(*wy));
+        if wx != wy {
+            // The lowest differing bit of little-endian words is in the first differing byte.
+            let shift = (wx ^ wy).trailing_zeros() & !7;
+            return ((wx >> shift) as u8).cmp(&((wy >> shift) as u8));
+        }
+        (x, y) = (rx, ry);
+    }
+    for (p, q) in x.iter().zip(y) {
+        if p != q {
+            return p.cmp(q);
+        }
+    }
+    x.len().cmp(&y.len())
+}
+
+/// `a < b` for byte strings.
+#[inline]
+pub(crate) fn key_below(a: &[u8], b: &[u8]) -> bool {
+    compare_keys(a, b) == Ordering::Less
+}
+
+/// `a == b` for byte strings.
+#[inline]
+pub(crate) fn keys_equal(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && compare_keys(a, b) == Ordering::Equal
+}
+
+#[cfg(test)]
+#[allow(clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+    use alloc::vec::Vec;
+    use proptest::prelude::*;
+
+    /// Every pair of short strings over a small alphabet, and pairs that differ only past the
+    /// first words, in each byte of a word.
+    fn pairs() -> Vec<(Vec<u8>, Vec<u8>)> {
+        let alphabet = [0u8, 1, 0x7f, 0x80, 0xff];
+        let mut strings: Vec<Vec<u8>> = vec![Vec::new()];
+        for len in 1..=3 {
+            let mut more = Vec::new();
+            for s in strings.iter().filter(|s| s.len() == len - 1) {
+                for &b in &alphabet {
+                    let mut t = s.clone();
+                    t.push(b);
+                    more.push(t);
+                }
+            }
+            strings.extend(more);
+        }
+        let mut pairs = Vec::new();
+        for a in &strings {
+            for b in &strings {
+                pairs.push((a.clone(), b.clone()));
+            }
+        }
+        let base: Vec<u8> = b"\0\0\0\x01session:00012345-tail".to_vec();
+        for at in 0..base.len() {
+            for delta in [1u8, 0x80, 0xff] {
+                let mut other = base.clone();
+                other[at] = other[at].wrapping_add(delta);
+                pairs.push((base.clone(), other.clone()));
+                pairs.push((other, base.clone()));
+            }
+            pairs.push((base[..at].to_vec(), base.clone()));
+            pairs.push((base.clone(), base[..at].to_vec()));
+        }
+        pairs
+    }
+
+    #[test]
+    fn orders_and_equates_byte_strings_as_slices_do() {
+        for (a, b) in pairs() {
+            assert_eq!(compare_keys(&a, &b), a.cmp(&b), "{a:?} vs {b:?}");
+            assert_eq!(key_below(&a, &b), a < b, "{a:?} < {b:?}");
+            assert_eq!(keys_equal(&a, &b), a == b, "{a:?} == {b:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn orders_arbitrary_keys_as_slices_do(
+            shared in proptest::collection::vec(any::<u8>(), 0..24),
+            a in proptest::collection::vec(any::<u8>(), 0..24),
+            b in proptest::collection::vec(any::<u8>(), 0..24),
+        ) {
+            let a = [shared.as_slice(), &a].concat();
+            let b = [shared.as_slice(), &b].concat();
+            prop_assert_eq!(compare_keys(&a, &b), a.cmp(&b));
+            prop_assert_eq!(keys_equal(&a, &b), a == b);
+        }
+    }
+}
