@@ -11,7 +11,6 @@
 use core::cmp::Ordering;
 
 /// `a.cmp(b)` for byte strings.
-#[inline]
 pub(crate) fn compare_keys(a: &[u8], b: &[u8]) -> Ordering {
     let (mut x, mut y) = (a, b);
     while let (Some((wx, rx)), Some((wy, ry))) =
@@ -34,13 +33,11 @@ pub(crate) fn compare_keys(a: &[u8], b: &[u8]) -> Ordering {
 }
 
 /// `a < b` for byte strings.
-#[inline]
 pub(crate) fn key_below(a: &[u8], b: &[u8]) -> bool {
     compare_keys(a, b) == Ordering::Less
 }
 
 /// `a == b` for byte strings.
-#[inline]
 pub(crate) fn keys_equal(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && compare_keys(a, b) == Ordering::Equal
 }
