@@ -27,6 +27,7 @@ use super::sst_probe::Probe;
 use super::state::Inner;
 use super::version::{SstHandle, Version};
 use crate::error::{Error, Result};
+use crate::format::key_order::key_below;
 #[cfg(feature = "point-index")]
 use crate::format::RowRef;
 use crate::format::{key_hash, DataPage};
@@ -312,7 +313,7 @@ fn ssts_for<'v>(version: &'v Version, key: &'v [u8]) -> impl Iterator<Item = &'v
             let from = if level == 0 {
                 0
             } else {
-                ssts.partition_point(|s| s.last_key() < key)
+                ssts.partition_point(|s| key_below(s.last_key(), key))
             };
             let to = if level == 0 { ssts.len() } else { from + 1 };
             ssts.get(from..to.min(ssts.len())).unwrap_or_default()

@@ -18,7 +18,7 @@ use core::cmp::Ordering;
 
 use super::checksum::{seal, unchecked_body, unseal, CHECKSUM_LEN};
 use super::codec::{put_u16, put_u32, put_u8, Reader};
-use super::key_order::compare_keys;
+use super::key_order::{compare_keys, key_below};
 use super::key_prefixes::SearchAid;
 use super::row::{decode_row, decode_row_key, encode_row, row_order, RowFeatures, RowRef};
 use super::{open_body, read_version_byte, FORMAT_VERSION_BYTE};
@@ -411,7 +411,7 @@ impl DataPage {
         let (mut low, mut high) = (range.start, range.end);
         while low < high {
             let mid = low + (high - low) / 2;
-            if self.key(mid)? < key {
+            if key_below(self.key(mid)?, key) {
                 low = mid + 1;
             } else {
                 high = mid;

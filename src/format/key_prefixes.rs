@@ -13,6 +13,8 @@
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::ops::Range;
+
+use super::key_order::keys_equal;
 #[cfg(feature = "search-prefixes")]
 use {
     alloc::rc::Rc,
@@ -120,7 +122,7 @@ impl KeyPrefixes {
     pub fn narrow(&self, key: &[u8]) -> Range<usize> {
         let all = self.words.len();
         match key.get(..self.shared.len()) {
-            Some(head) if *head == *self.shared => {
+            Some(head) if keys_equal(head, &self.shared) => {
                 let sought = word(key.get(self.shared.len()..).unwrap_or_default());
                 let start = self.words.partition_point(|&w| w < sought);
                 let rest = self.words.get(start..).unwrap_or_default();
