@@ -5,9 +5,8 @@ import { fileURLToPath } from "node:url";
 import { LRUCache } from "lru-cache";
 import { TTLCache } from "@isaacs/ttlcache";
 import { open, destroy } from "../bindings/js/dist/server/node.js";
-import { key, sessionValue, value100, zipfIndexes, uniformIndexes, shuffle, rng, median, sampleList } from "./workloads.mjs";
+import { SESSION_TTL, key, sessionValue, value100, zipfIndexes, uniformIndexes, shuffle, rng, median, sampleList } from "./workloads.mjs";
 
-const SESSION_TTL = 30 * 60_000;
 let dbCounter = 0;
 const fresh = (prefix) => `${prefix}-${process.pid}-${dbCounter++}`;
 

@@ -2,15 +2,16 @@
 // next on a machine whose speed moves between runs (no peers; the README quotes none of it).
 // `node --expose-gc bench/side-by-side.mjs <root A> <root B> [zipf|uniform] [strings|json] [blocks]`
 // loads each root's server entry (`<root>/bindings/js/dist/server/node.js`: a checkout or a copy
-// with the package built), opens one memory database in each, loads both alike with the session
-// mix's 100,000 keys (batches of 1,000), flushes and compacts them, then times the mix of
-// `npm run bench` (200,000 operations, one put in twenty) on each in turn, `blocks` times (16 by
-// default), the order swapped every block. It prints each side's ops/s per block and the median
-// [lowest–highest] of B's rate over A's within a block: whatever the machine does to one block it
-// does to both sides of it. Run it again with the roots swapped to see the figure hold.
+// with the package built), opens one memory database in each (with the sessions' TTL, as the
+// bench's), loads both alike with the session mix's 100,000 keys (batches of 1,000), flushes and
+// compacts them, then times the mix of `npm run bench` (200,000 operations, one put in twenty) on
+// each in turn, `blocks` times (16 by default), the order swapped every block. It prints each
+// side's ops/s per block and the median [lowest–highest] of B's rate over A's within a block:
+// whatever the machine does to one block it does to both sides of it. Run it again with the roots
+// swapped to see the figure hold.
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { key, value100, sessionValue, zipfIndexes, uniformIndexes, median } from "./workloads.mjs";
+import { SESSION_TTL, key, value100, sessionValue, zipfIndexes, uniformIndexes, median } from "./workloads.mjs";
 
 const [rootA, rootB, keyChoice = "zipf", values = "strings", blocksText = "16"] = process.argv.slice(2);
 if (!rootA || !rootB) {
@@ -32,7 +33,7 @@ const sides = [];
 for (const root of [rootA, rootB]) {
   const entry = pathToFileURL(path.resolve(root, "bindings/js/dist/server/node.js")).href;
   const { open } = await import(entry);
-  const db = await open(`side-by-side-${process.pid}-${sides.length}`, { storage: "memory", durability: "relaxed" });
+  const db = await open(`side-by-side-${process.pid}-${sides.length}`, { storage: "memory", durability: "relaxed", defaultTtlMs: SESSION_TTL });
   for (let i = 0; i < keys; i += 1000) {
     const batch = [];
     for (let j = i; j < i + 1000; j++) batch.push({ type: "put", key: key(j), value: valueOf(j) });

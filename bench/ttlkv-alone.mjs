@@ -7,7 +7,7 @@
 // engine's WebAssembly memory after each phase of bench/memory.mjs's load (100,000 sessions of
 // 1 KiB in batches of 1,000, a flush, a full compaction, which it also times), in a process that
 // did nothing before (the memory never shrinks).
-import { key, value100, sessionValue, zipfIndexes, uniformIndexes, median } from "./workloads.mjs";
+import { SESSION_TTL, key, value100, sessionValue, zipfIndexes, uniformIndexes, median } from "./workloads.mjs";
 import { engineMemoryBytes } from "./engine-memory.mjs";
 
 const { open } = await import("../bindings/js/dist/server/node.js");
@@ -26,7 +26,7 @@ if (process.argv[2] === "memory") {
 async function ingestAndMix() {
   const ingest = [];
   for (let run = 0; run < 7; run++) {
-    const d = await db({ defaultTtlMs: 1_800_000 });
+    const d = await db({ defaultTtlMs: SESSION_TTL });
     const started = performance.now();
     for (let i = 0; i < 100_000; i += 1000) {
       const ops = [];
@@ -43,7 +43,7 @@ async function ingestAndMix() {
   for (const [choice, chosen] of [["Zipf", zipfIndexes(keys, ops, 42)], ["uniform", uniformIndexes(keys, ops, 43)]]) {
     const rates = { "mix (1 put in 20)": [], gets: [], puts: [] };
     for (let run = 0; run < 3; run++) {
-      const d = await db({ defaultTtlMs: 1_800_000 });
+      const d = await db({ defaultTtlMs: SESSION_TTL });
       for (let i = 0; i < keys; i++) await d.put(key(i), value100(i));
       await d.flush();
       await d.compact();
@@ -67,7 +67,7 @@ async function memoryPhases() {
   const mib = () => `${(engineMemoryBytes() / 2 ** 20).toFixed(1)} MiB`;
   for (let i = 0; i < 100_000; i += 1000) {
     const ops = [];
-    for (let j = i; j < i + 1000; j++) ops.push({ type: "put", key: key(j), value: sessionValue(j), ttlMs: 1_800_000 });
+    for (let j = i; j < i + 1000; j++) ops.push({ type: "put", key: key(j), value: sessionValue(j), ttlMs: SESSION_TTL });
     await d.batch(ops);
   }
   const loaded = mib();

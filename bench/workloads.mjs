@@ -49,6 +49,9 @@ export function uniformIndexes(n, count, seed) {
   return out;
 }
 
+/** The sessions' TTL: the memory peers' and ttlkv's default in the session mix (30 minutes). */
+export const SESSION_TTL = 30 * 60_000;
+
 export const key = (i) => `session:${String(i).padStart(8, "0")}`;
 
 /** A session value of about 1 KiB as JSON. */
