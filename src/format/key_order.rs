@@ -1,17 +1,21 @@
 //! The order of keys, wherever they are sorted or searched on a hot path (a memtable's map, a
-//! page's rows as they are written, the row cache's slots): bytewise, exactly `[u8]`'s own `Ord`
-//! and `Eq`, computed eight bytes a step.
+//! point read's searches, a page's rows as they are written, a compaction's merge, the row
+//! cache's slots): bytewise, exactly `[u8]`'s own `Ord` and `Eq`, computed eight bytes a step.
 //!
-//! `[u8]`'s comparisons call `memcmp`, which a WebAssembly engine takes from Rust's compiler
-//! builtins: a loop of one byte a step (there is no instruction that compares memory). Keys
-//! often share a long prefix (the namespace's four bytes, then `session:000…`), so a
-//! comparison there walked a dozen bytes or more before the one that differs; here it is two
-//! words. Natively it is as fast as the C library's `memcmp` on keys this short, and inlined.
+//! `[u8]`'s comparisons call `memcmp` (`bcmp` for equality). Natively that is the C library's,
+//! reached through a call the compiler cannot inline, which costs more than comparing a key of
+//! a few dozen bytes here: the native load of 1M random keys went from 561k–619k to 684k–717k
+//! keys a second with the memtable's, the flush's and the merge's comparisons moved here. In
+//! the WebAssembly engines the binding's `memcmp` and `bcmp` (`bindings/web/src/compare.rs`)
+//! are this function, since the target's own walk one byte a step; called directly it can be
+//! inlined there too. Keys often share a long prefix (the namespace's four bytes, then
+//! `session:000…`): each step skips eight equal bytes, and the first word that differs names
+//! its first differing byte.
 
 use core::cmp::Ordering;
 
 /// `a.cmp(b)` for byte strings.
-pub(crate) fn compare_keys(a: &[u8], b: &[u8]) -> Ordering {
+pub fn compare_keys(a: &[u8], b: &[u8]) -> Ordering {
     let (mut x, mut y) = (a, b);
     while let (Some((wx, rx)), Some((wy, ry))) =
         (x.split_first_chunk::<8>(), y.split_first_chunk::<8>())
@@ -33,12 +37,12 @@ pub(crate) fn compare_keys(a: &[u8], b: &[u8]) -> Ordering {
 }
 
 /// `a < b` for byte strings.
-pub(crate) fn key_below(a: &[u8], b: &[u8]) -> bool {
+pub fn key_below(a: &[u8], b: &[u8]) -> bool {
     compare_keys(a, b) == Ordering::Less
 }
 
 /// `a == b` for byte strings.
-pub(crate) fn keys_equal(a: &[u8], b: &[u8]) -> bool {
+pub fn keys_equal(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && compare_keys(a, b) == Ordering::Equal
 }
 

@@ -3,7 +3,7 @@
 //!
 //! Rooms: [`codec`] (a bounded reader and little-endian writers), [`checksum`] (CRC-32 seals),
 //! [`row`] (rows and row features), [`data_page`] (an SST's bounded-size pages of sorted rows),
-//! [`key_prefixes`] (a search aid over sorted keys, in memory only), `key_order` (keys compared
+//! [`key_prefixes`] (a search aid over sorted keys, in memory only), [`key_order`] (keys compared
 //! eight bytes a step),
 //! [`sst_meta`] (an SST's metadata page, with its expiry percentiles), [`manifest`] (the SST list,
 //! WAL position, writer epoch and clock seed), [`wal`] (one group commit of write batches).
@@ -25,7 +25,7 @@ pub mod checksum;
 pub mod codec;
 pub mod data_page;
 pub mod key_filter;
-pub(crate) mod key_order;
+pub mod key_order;
 pub mod key_prefixes;
 pub mod manifest;
 pub mod row;

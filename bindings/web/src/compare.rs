@@ -4,35 +4,19 @@
 //! searches over a page's rows and an SST's pages, the merge of a compaction) ends in `memcmp`,
 //! and every equality test of them in `bcmp`. The wasm target's own (from `compiler_builtins`)
 //! walk one byte at a time, and keys share long prefixes (`session:0001…`), so most of a
-//! comparison is the prefix. [`compare`] skips equal eight-byte words and finds the first differing
-//! byte within the first word that differs: memory ingest of 100k puts 188k → 227k ops/s. The
-//! exported symbols, in the wasm build only, take the place of `compiler_builtins`' weak ones.
+//! comparison is the prefix. The engine's key order (`ttlkv::format::key_order`) skips equal
+//! eight-byte words and finds the first differing byte within the first word that differs:
+//! memory ingest of 100k puts 188k → 227k ops/s. The exported symbols, in the wasm build only,
+//! take the place of `compiler_builtins`' weak ones.
 
-/// The C `memcmp` of two slices of one length: the difference of the first differing bytes
-/// (as unsigned), else 0. Compares without slice comparisons, which would call `memcmp` again.
-/// The first differing word names its first differing byte itself: read little-endian, the
-/// lowest set bit of the two words' difference lies in it.
+use ttlkv::format::key_order::compare_keys;
+
+/// The C `memcmp` of two slices of one length: below 0, 0 or above 0 as the first differing
+/// byte of `a` is below, equal to or above `b`'s. The engine's own key order
+/// ([`compare_keys`]), which compares without slice comparisons (those would call `memcmp`
+/// again).
 fn compare(a: &[u8], b: &[u8]) -> i32 {
-    let n = a.len().min(b.len());
-    let byte_difference = |i: usize| i32::from(a[i]) - i32::from(b[i]);
-    let mut i = 0;
-    while let (Some(x), Some(y)) = (a.get(i..i + 8), b.get(i..i + 8)) {
-        let word = |s: &[u8]| s.try_into().map_or(0, u64::from_le_bytes);
-        let differ = word(x) ^ word(y);
-        if differ != 0 {
-            // At most 7: the word has eight bytes.
-            let at = (differ.trailing_zeros() / 8) as usize;
-            return byte_difference(i + at);
-        }
-        i += 8;
-    }
-    while i < n {
-        if a[i] != b[i] {
-            return byte_difference(i);
-        }
-        i += 1;
-    }
-    0
+    compare_keys(a, b) as i32
 }
 
 /// `a` and `b` as slices of `n` bytes.
@@ -86,7 +70,7 @@ mod tests {
         a.iter()
             .zip(b)
             .find(|(x, y)| x != y)
-            .map_or(0, |(x, y)| i32::from(*x) - i32::from(*y))
+            .map_or(0, |(x, y)| (i32::from(*x) - i32::from(*y)).signum())
     }
 
     #[test]
@@ -103,12 +87,12 @@ mod tests {
                         b[n - 1] ^= 0x5a;
                     }
                     assert_eq!(
-                        compare(&a, &b),
+                        compare(&a, &b).signum(),
                         bytewise(&a, &b),
                         "n {n}, first difference at {at}"
                     );
                     assert_eq!(
-                        compare(&b, &a),
+                        compare(&b, &a).signum(),
                         bytewise(&b, &a),
                         "n {n}, first difference at {at}"
                     );
