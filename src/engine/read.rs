@@ -27,7 +27,7 @@ use super::sst_probe::Probe;
 use super::state::Inner;
 use super::version::{SstHandle, Version};
 use crate::error::{Error, Result};
-use crate::format::key_order::key_below;
+use crate::format::key_order::{key_below, keys_equal};
 #[cfg(feature = "point-index")]
 use crate::format::RowRef;
 use crate::format::{key_hash, DataPage};
@@ -202,7 +202,7 @@ impl Inner {
         }
         let index = sst.page_for(key);
         match sst.meta.pages.get(index) {
-            Some(page_ref) if page_ref.first_key.as_slice() <= key => {
+            Some(page_ref) if !key_below(key, &page_ref.first_key) => {
                 let page = self.load_page(sst, index, CacheFill::Keep).await?;
                 let row_index = page.lower_bound(key)?;
                 self.newest_from(sst, key, read_seq, index, page, row_index)
@@ -282,7 +282,7 @@ impl Inner {
         loop {
             while row_index < page.len() {
                 let row = page.row(row_index)?;
-                if row.key != key {
+                if !keys_equal(row.key, key) {
                     return Ok(None);
                 }
                 if row.seq <= read_seq {
@@ -292,7 +292,7 @@ impl Inner {
             }
             index += 1;
             match sst.meta.pages.get(index) {
-                Some(page_ref) if page_ref.first_key.as_slice() <= key => {
+                Some(page_ref) if !key_below(key, &page_ref.first_key) => {
                     page = self.load_page(sst, index, CacheFill::Keep).await?;
                     row_index = 0;
                 }

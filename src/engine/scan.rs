@@ -14,6 +14,7 @@ use super::merge::{MergeCursor, Next};
 use super::options::{Entry, ScanOptions};
 use super::state::{Inner, ReadPin};
 use crate::error::Result;
+use crate::format::key_order::key_below;
 
 impl Inner {
     /// Live entries of namespace `ns` selected by `options`, as of `read_seq` and time `now`.
@@ -123,9 +124,9 @@ impl Inner {
                 }
             };
             let outside = if reverse {
-                key.as_slice() < lower
+                key_below(&key, lower)
             } else {
-                upper.is_some_and(|u| key.as_slice() >= u)
+                upper.is_some_and(|u| !key_below(&key, u))
             };
             if outside {
                 break;

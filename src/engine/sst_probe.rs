@@ -12,6 +12,8 @@ use super::point_index::PointIndex;
 use super::state::Inner;
 use super::version::SstHandle;
 use crate::error::Result;
+#[cfg(feature = "point-index")]
+use crate::format::key_order::keys_equal;
 use crate::format::{DataPage, RowRef};
 use crate::store::PageId;
 
@@ -92,7 +94,7 @@ impl Inner {
             };
             let page = page?;
             let (mut row, mut next) = page.row_at(at)?;
-            if row.key != key {
+            if !keys_equal(row.key, key) {
                 continue;
             }
             loop {
@@ -103,7 +105,7 @@ impl Inner {
                     return Ok(Probe::Search);
                 }
                 (row, next) = page.row_at(next)?;
-                if row.key != key {
+                if !keys_equal(row.key, key) {
                     return Ok(Probe::Absent);
                 }
             }

@@ -12,6 +12,7 @@ use core::cell::{Cell, OnceCell};
 #[cfg(feature = "point-index")]
 use super::point_index::PointIndex;
 use crate::error::{Error, Result};
+use crate::format::key_order::key_below;
 
 use crate::format::{DataPage, SearchAid, SstMeta};
 use crate::store::PageId;
@@ -115,7 +116,7 @@ impl SstHandle {
             Some(pages.iter().map(|p| p.last_key.as_slice()).collect())
         });
         let within = pages.get(range.clone()).unwrap_or_default();
-        range.start + within.partition_point(|p| p.last_key.as_slice() < key)
+        range.start + within.partition_point(|p| key_below(&p.last_key, key))
     }
 
     /// Data page `index` as the `u32` its page id carries: `Corruption` for an SST of more pages

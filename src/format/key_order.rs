@@ -1,6 +1,7 @@
-//! The order of keys, wherever they are sorted or searched on a hot path (a memtable's map, a
-//! point read's searches, a page's rows as they are written, a compaction's merge, the row
-//! cache's slots): bytewise, exactly `[u8]`'s own `Ord` and `Eq`, computed eight bytes a step.
+//! The order of keys, wherever the engine sorts or searches them (a memtable's map, a point
+//! read's and a scan's searches, a write's plan, a page's rows as they are written, a
+//! compaction's merge, the row cache's slots): bytewise, exactly `[u8]`'s own `Ord` and `Eq`,
+//! computed eight bytes a step.
 //!
 //! `[u8]`'s comparisons call `memcmp` (`bcmp` for equality). Natively that is the C library's,
 //! reached through a call the compiler cannot inline, which costs more than comparing a key of
@@ -15,6 +16,9 @@
 use core::cmp::Ordering;
 
 /// `a.cmp(b)` for byte strings.
+///
+/// It compares words and single bytes, never slices: a slice comparison would call `memcmp`,
+/// which in the wasm build is this function (`bindings/web/src/compare.rs`), and recurse.
 pub fn compare_keys(a: &[u8], b: &[u8]) -> Ordering {
     let (mut x, mut y) = (a, b);
     while let (Some((wx, rx)), Some((wy, ry))) =

@@ -1,13 +1,13 @@
 //! `memcmp` and `bcmp` for the wasm build, eight bytes at a step.
 //!
-//! Every ordered comparison of byte strings in the engine (keys in the memtable's map, binary
-//! searches over a page's rows and an SST's pages, the merge of a compaction) ends in `memcmp`,
-//! and every equality test of them in `bcmp`. The wasm target's own (from `compiler_builtins`)
-//! walk one byte at a time, and keys share long prefixes (`session:0001…`), so most of a
-//! comparison is the prefix. The engine's key order (`ttlkv::format::key_order`) skips equal
-//! eight-byte words and finds the first differing byte within the first word that differs:
-//! memory ingest of 100k puts 188k → 227k ops/s. The exported symbols, in the wasm build only,
-//! take the place of `compiler_builtins`' weak ones.
+//! The engine compares its keys through its key order (`ttlkv::format::key_order`), which skips
+//! equal eight-byte words and finds the first differing byte within the first word that
+//! differs; every other comparison of byte strings (a slice's `==` or `cmp`, in the engine, its
+//! dependencies and this binding) ends in `memcmp` or `bcmp`. The wasm target's own (from
+//! `compiler_builtins`) walk one byte at a time, and keys share long prefixes (`session:0001…`),
+//! so most of a comparison was the prefix: these are the key order too (memory ingest of 100k
+//! puts 188k → 227k ops/s when they first compared words). The exported symbols, in the wasm
+//! build only, take the place of `compiler_builtins`' weak ones.
 
 use ttlkv::format::key_order::compare_keys;
 

@@ -9,6 +9,7 @@ use super::page_source::PageSource;
 use crate::engine::page_cache::CacheFill;
 use crate::engine::version::SstHandle;
 use crate::error::{Error, Result};
+use crate::format::key_order::key_below;
 use crate::format::DataPage;
 
 /// Walks the rows (every version) of a run of SSTs in key order, page by page.
@@ -90,7 +91,9 @@ impl RunCursor {
             return Ok(());
         }
         if !self.reverse {
-            self.sst = bound.map_or(0, |s| self.ssts.partition_point(|t| t.last_key() < s));
+            self.sst = bound.map_or(0, |s| {
+                self.ssts.partition_point(|t| key_below(t.last_key(), s))
+            });
             let Some(sst) = self.ssts.get(self.sst) else {
                 self.done = true;
                 return Ok(());
@@ -103,7 +106,7 @@ impl RunCursor {
             };
         } else {
             let after = bound.map_or(self.ssts.len(), |e| {
-                self.ssts.partition_point(|t| t.first_key() < e)
+                self.ssts.partition_point(|t| key_below(t.first_key(), e))
             });
             if after == 0 {
                 self.done = true;
@@ -115,7 +118,7 @@ impl RunCursor {
                 .get(self.sst)
                 .map_or(&[][..], |s| s.meta.pages.as_slice());
             let after_page = bound.map_or(pages.len(), |e| {
-                pages.partition_point(|p| p.first_key.as_slice() < e)
+                pages.partition_point(|p| key_below(&p.first_key, e))
             });
             if after_page == 0 {
                 self.done = true;

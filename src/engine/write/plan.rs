@@ -12,6 +12,7 @@ use crate::engine::memtable_map::ChunkedMap;
 use crate::engine::namespace::TtlPolicy;
 use crate::engine::options::PutCondition;
 use crate::error::Result;
+use crate::format::key_order::{compare_keys, key_below};
 
 /// The rows a write read, by internal key: the key's row, or none ([`Versions::of`]). (Not an
 /// `Option`: this map then has the memtable's map type, and the wasm module carries the code of
@@ -84,7 +85,7 @@ pub(crate) enum Planned {
 impl Planned {
     /// Where `key` is in a sorted list, or where it would go.
     fn position(list: &[(Vec<u8>, MemVersion)], key: &[u8]) -> core::result::Result<usize, usize> {
-        list.binary_search_by(|(k, _)| k.as_slice().cmp(key))
+        list.binary_search_by(|(k, _)| compare_keys(k, key))
     }
 
     /// The row planned for `key`, if one was. In the list, a key above the last is answered
@@ -93,7 +94,7 @@ impl Planned {
         match self {
             Planned::Sorted(list) => {
                 let (last, _) = list.last()?;
-                if key > last.as_slice() {
+                if key_below(last, key) {
                     return None;
                 }
                 list.get(Self::position(list, key).ok()?)
@@ -106,10 +107,7 @@ impl Planned {
     /// Plan `row` for `key`, in place of anything planned for it before.
     fn insert(&mut self, key: Vec<u8>, row: MemVersion) {
         if let Planned::Sorted(list) = self {
-            if list
-                .last()
-                .is_none_or(|(last, _)| key.as_slice() > last.as_slice())
-            {
+            if list.last().is_none_or(|(last, _)| key_below(last, &key)) {
                 list.push((key, row));
                 return;
             }
