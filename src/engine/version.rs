@@ -170,7 +170,7 @@ impl SstHandle {
 
     /// Whether `[lo, hi]` (inclusive) overlaps this SST's key range.
     pub(crate) fn overlaps(&self, lo: &[u8], hi: &[u8]) -> bool {
-        self.first_key() <= hi && lo <= self.last_key()
+        !key_below(hi, self.first_key()) && !key_below(self.last_key(), lo)
     }
 
     /// Bytes of the SST's data pages.

@@ -14,7 +14,7 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::ops::Range;
 
-use super::key_order::keys_equal;
+use super::key_order::{key_below, keys_equal};
 #[cfg(feature = "search-prefixes")]
 use {
     alloc::rc::Rc,
@@ -135,7 +135,7 @@ impl KeyPrefixes {
                 start..start + equal
             }
             // Not beginning with the shared prefix, `key` is below every key or above them all.
-            _ if *key < *self.shared => 0..0,
+            _ if key_below(key, &self.shared) => 0..0,
             _ => all..all,
         }
     }

@@ -1,8 +1,9 @@
 //! [`MemoryStore`]: the in-memory [`PageStore`], for native tests and for `storage: "memory"`.
 //!
 //! It owns only the pages, the manifest and the optional knobs a test turns (a byte quota and an
-//! artificial latency, with the `test-util` feature), plus counters a test reads. Clones share one "disk", so the data outlives a
-//! dropped database handle and a test reopens by cloning. It knows nothing of page contents.
+//! artificial latency, with the `test-util` feature), plus counters a test reads. Clones share
+//! one "disk", so the data outlives a dropped database handle and a test reopens by cloning. It
+//! knows nothing of page contents.
 
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;

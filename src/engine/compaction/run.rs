@@ -22,6 +22,7 @@ use crate::engine::state::Inner;
 use crate::engine::version::{SstHandle, Version};
 use crate::engine::work_slices::WorkSlices;
 use crate::error::{Error, Result};
+use crate::format::key_order::key_below;
 use crate::format::RowRef;
 use crate::small_sort::insertion_sort_by;
 
@@ -230,7 +231,7 @@ impl Inner {
                     // Deeper levels are ordered by key; L0 stays newest first (only a whole
                     // drop has L0 as its output level, and it adds nothing there).
                     if plan.output_level > 0 {
-                        insertion_sort_by(out, |a, b| a.first_key() < b.first_key());
+                        insertion_sort_by(out, |a, b| key_below(a.first_key(), b.first_key()));
                     }
                 }
                 while version.levels.len() > 1 && version.levels.last().is_some_and(Vec::is_empty) {
