@@ -123,8 +123,10 @@ env -u CHROMEDRIVER -u GECKODRIVER SAFARIDRIVER=/usr/bin/WebKitWebDriver \
   timeout 600 xvfb-run -a cargo test -p ttlkv-web --target wasm32-unknown-unknown --test indexeddb_in_browser
 unset CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER
 
-step "lint of the web bindings for wasm32"
+step "lint of the web bindings for wasm32 (as browsers get them, and with the server entries' features)"
 cargo clippy -p ttlkv-web --target wasm32-unknown-unknown --all-targets -- -D warnings
+server_features=$(node scripts/build-matrix.mjs | awk '$1 == "target" && $5 != "-" { print $5 }' | tail -n 1)
+cargo clippy -p ttlkv-web --target wasm32-unknown-unknown --all-targets --features "$server_features" -- -D warnings
 
 step "JS tests of the package (node --test)"
 node --test tests/js/

@@ -123,8 +123,34 @@ test("a FENCED or CLOSED answer from a writer that is going away leaves the forw
 // Both engines: the browser's, and the server's, whose get answers a key its row cache holds at
 // once (the second read of each key below), decoding the value from the cache.
 const serverWasm = await import("../../bindings/js/pkg-server/ttlkv_web.js");
-await serverWasm.default({ module_or_path: readFileSync(new URL("../../bindings/js/pkg-server/ttlkv_web_bg.wasm", import.meta.url)) });
+const serverExports = await serverWasm.default({ module_or_path: readFileSync(new URL("../../bindings/js/pkg-server/ttlkv_web_bg.wasm", import.meta.url)) });
 const engines = { browser: wasm, server: serverWasm };
+
+test("the server engine answers ASCII text sliced from its memory in Node, and again once its memory has grown", async () => {
+  // In Node the server engine hands text that is all ASCII over as a Latin-1 slice of a view of
+  // its whole memory (`ascii-answers`); growing the memory detaches that view, and the next
+  // read must make it again rather than slice a buffer of length 0.
+  const e = new LocalEndpoint(await serverWasm.openDb(`ascii-${n++}`, "memory", { durability: "durable" }), () => {}, () => false, () => {});
+  const values = {
+    short: "session:0001",
+    long: "x".repeat(70_000) + "end",
+    json: { user: "u1", roles: ["a", "b"], n: 12.5, nested: { ok: true } },
+    notAscii: "caf\u00e9",
+  };
+  for (const [key, value] of Object.entries(values)) await put(e, key, value);
+  const readAll = async (when) => {
+    for (const [key, value] of Object.entries(values)) {
+      assert.deepEqual(await e.get(key), value, `${key}, ${when}`);
+      assert.deepEqual(await e.get(encodeKey(key)), value, `${key} as bytes, ${when}`);
+    }
+  };
+  await readAll("first read");
+  const before = serverExports.memory.buffer;
+  serverExports.memory.grow(1);
+  assert.equal(before.byteLength, 0, "growing the memory detached the buffer the view was made of");
+  await readAll("after the memory grew");
+  await e.close();
+});
 
 for (const [engine, glue] of Object.entries(engines)) {
   test(`the ${engine} engine answers stored text as the caller's string or JSON value, and text that does not decode raw, tag byte and all`, async () => {
