@@ -136,6 +136,10 @@ test("the server engine answers ASCII text sliced from its memory in Node, and a
     long: "x".repeat(70_000) + "end",
     json: { user: "u1", roles: ["a", "b"], n: 12.5, nested: { ok: true } },
     notAscii: "caf\u00e9",
+    // A byte past 0x7f inside an eight-byte word, and one in the tail after the last word.
+    notAsciiInAWord: "abcdefg\u00e9" + "x".repeat(20),
+    notAsciiLate: "x".repeat(1000) + "\u20ac" + "x".repeat(7),
+    jsonNotAscii: { name: "Zo\u00eb", tags: ["\u2603"] },
   };
   for (const [key, value] of Object.entries(values)) await put(e, key, value);
   const readAll = async (when) => {

@@ -93,7 +93,9 @@ fn ascii_text(payload: &[u8], json: bool) -> Option<JsValue> {
     }
     // Addresses and lengths in a wasm32 module's memory fit in 32 bits.
     let text = ascii_of(payload.as_ptr() as u32, payload.len() as u32, json);
-    (!text.is_undefined()).then_some(text)
+    // A string's slice is never `undefined`: only JSON that does not parse asks (the check is a
+    // call out to JS).
+    (!json || !text.is_undefined()).then_some(text)
 }
 
 #[cfg(not(feature = "ascii-answers"))]
