@@ -89,6 +89,13 @@ test("the package runs in Deno with no permission flag: TTL puts, expiry on a fa
   assert.equal(out.afterClose, "CLOSED");
 });
 
+test("text values come back as stored in Deno, ASCII ones sliced from the engine's memory, before and after it grows", async () => {
+  const out = await denoJson([], "ascii.js");
+  assert.deepEqual(out.first, out.values, "first read");
+  assert.deepEqual(out.afterGrowth, out.values, "after a 12 MiB value made the engine's memory grow");
+  assert.equal(out.largeIntact, true, "the 12 MiB value itself");
+});
+
 test("the Deno KV adapter passes every behaviour of the core's page-store conformance suite in Deno", async (t) => {
   const results = [];
   let total = Infinity;
