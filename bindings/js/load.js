@@ -90,13 +90,11 @@ export function load() {
     })().catch((e) => {
       loading = undefined;
       // The browser entry and the server entries each have their engine build, and each build's
-      // glue links only its own (see build.toml): the other one fails to link, with a LinkError
-      // for an import the glue lacks, or a TypeError naming an import module it lacks (the
-      // builds' inline JS modules differ too). No failed fetch names an import.
-      const otherBuild = e instanceof WebAssembly.LinkError || (e instanceof TypeError && /\bimport/i.test(e.message));
-      const hint = otherBuild
-        ? " (is it the engine of another entry? The browser entry takes dist/pkg/ttlkv_web_bg.wasm, the server entries dist/server/pkg/ttlkv_web_bg.wasm)"
-        : "";
+      // glue links only its own (see build.toml): the other one fails to link.
+      const hint =
+        e instanceof WebAssembly.LinkError
+          ? " (is it the engine of another entry? The browser entry takes dist/pkg/ttlkv_web_bg.wasm, the server entries dist/server/pkg/ttlkv_web_bg.wasm)"
+          : "";
       throw new TtlKvError("UNSUPPORTED", `the ttlkv engine could not be loaded: ${describe(e)}${hint}`, { cause: e });
     });
   }

@@ -20,12 +20,32 @@ pub(super) fn bytes(b: &[u8]) -> JsValue {
     Uint8Array::from(b).into()
 }
 
+// One inline JS module for both builds, whatever their features: the builds' glue then names
+// the same modules, and the engine of another entry's build fails to link with a `LinkError`
+// (`bindings/js/load.js` names that cause). An import a build does not use is left out of its
+// glue, and the bundler drops its code.
 #[wasm_bindgen(inline_js = r#"
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 export function textOf(bytes, json) {
   try {
     const text = decoder.decode(bytes);
     return json ? JSON.parse(text) : text;
+  } catch {
+    return undefined;
+  }
+}
+let memory;
+let whole;
+export function asciiSlices(m) {
+  memory = m;
+  return typeof Buffer === "function" && typeof Buffer.prototype.latin1Slice === "function";
+}
+export function asciiOf(at, length, json) {
+  if (whole === undefined || whole.byteLength === 0) whole = Buffer.from(memory.buffer);
+  const text = whole.latin1Slice(at, at + length);
+  if (!json) return text;
+  try {
+    return JSON.parse(text);
   } catch {
     return undefined;
   }
@@ -38,32 +58,11 @@ extern "C" {
     /// read the text a second time (for a 1 KiB session, about as long as the decoding).
     #[wasm_bindgen(js_name = textOf)]
     fn text_of(bytes: &[u8], json: bool) -> JsValue;
-}
 
-#[cfg(feature = "ascii-answers")]
-#[wasm_bindgen(inline_js = r#"
-const NodeBuffer = typeof Buffer === "function" && typeof Buffer.prototype.latin1Slice === "function" ? Buffer : undefined;
-let memory;
-let whole;
-export function asciiSlices(m) {
-  memory = m;
-  return NodeBuffer !== undefined;
-}
-export function asciiOf(at, length, json) {
-  if (whole === undefined || whole.byteLength === 0) whole = NodeBuffer.from(memory.buffer);
-  const text = whole.latin1Slice(at, at + length);
-  if (!json) return text;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-"#)]
-extern "C" {
     /// Whether the host has Node's `Buffer` (Node and Deno do, as a global), whose `latin1Slice`
     /// makes a string straight from a range of `memory` (this module's memory, kept for
     /// [`ascii_of`]).
+    #[cfg(feature = "ascii-answers")]
     #[wasm_bindgen(js_name = asciiSlices)]
     fn ascii_slices(memory: &JsValue) -> bool;
 
@@ -71,6 +70,7 @@ extern "C" {
     /// their Latin-1 reading is their UTF-8 one), parsed if `json`; `undefined` if they are not
     /// JSON. A view of the whole memory is kept, and made again once the memory has grown (the
     /// old buffer is detached then, its length 0).
+    #[cfg(feature = "ascii-answers")]
     #[wasm_bindgen(js_name = asciiOf)]
     fn ascii_of(at: u32, length: u32, json: bool) -> JsValue;
 }
@@ -88,7 +88,8 @@ std::thread_local! {
 /// not apply.
 #[cfg(feature = "ascii-answers")]
 fn ascii_text(payload: &[u8], json: bool) -> Option<JsValue> {
-    if !payload.is_ascii() || !ASCII_SLICES.with(|on| *on) {
+    // The host first: where it cannot slice, no read pays for the scan.
+    if !ASCII_SLICES.with(|on| *on) || !payload.is_ascii() {
         return None;
     }
     // Addresses and lengths in a wasm32 module's memory fit in 32 bits.
