@@ -127,17 +127,18 @@ export async function sessionMix({ keys, ops, values, keyChoice = "zipf", rounds
  * 2. Ingest: `count` puts of 100-byte values, each peer's fastest correct way. One sample takes
  * a tenth of a second for the fastest peers, so a garbage collection of what came before would
  * move it severalfold: each peer is timed `repeats` times, each time on a fresh instance after a
- * collection, and the median is the figure (every sample is in the note).
+ * collection, and the median is the figure (every sample is in the note). The peers take turns,
+ * each round in an order of its own (as in the session mix), so that a slow or fast stretch of
+ * the machine falls on every peer alike rather than on the one whose samples it happened to span.
  */
 export async function ingest({ count, repeats = 5 }, order) {
   const peers = memoryPeers(count * 2);
-  const rows = [];
-  for (const name of order(Object.keys(peers))) {
-    const samples = [];
-    let batched = false;
-    for (let r = 0; r < repeats; r++) {
+  const samples = Object.fromEntries(Object.keys(peers).map((name) => [name, []]));
+  const batched = {};
+  for (let r = 0; r < repeats; r++) {
+    for (const name of order(Object.keys(peers))) {
       const peer = await peers[name]();
-      batched = Boolean(peer.batch);
+      batched[name] = Boolean(peer.batch);
       collectGarbage();
       const started = performance.now();
       if (peer.batch) {
@@ -149,14 +150,15 @@ export async function ingest({ count, repeats = 5 }, order) {
       } else {
         for (let i = 0; i < count; i++) peer.set(key(i), value100(i));
       }
-      samples.push((count / (performance.now() - started)) * 1000);
+      samples[name].push((count / (performance.now() - started)) * 1000);
       await peer.close();
     }
-    const how = batched ? "batches of 1,000" : "set, one by one";
-    const note = `${how}; median of ${samples.length} runs: ${sampleList(samples)} ops/s`;
-    rows.push({ workload: "ingest (memory)", peer: name, value: median(samples), unit: "ops/s", higherIsBetter: true, note });
   }
-  return rows;
+  return Object.entries(samples).map(([name, runs]) => {
+    const how = batched[name] ? "batches of 1,000" : "set, one by one";
+    const note = `${how}; median of ${runs.length} runs, taken in turns with the other peers': ${sampleList(runs)} ops/s`;
+    return { workload: "ingest (memory)", peer: name, value: median(runs), unit: "ops/s", higherIsBetter: true, note };
+  });
 }
 
 /**
