@@ -72,9 +72,12 @@ function memoryPeers(max) {
  * One sample takes a few tenths of a second, so a garbage collection or the machine's load moves
  * it by a third either way: the peers take `rounds` turns, each round in an order of its own and
  * each turn on a fresh instance loaded anew, and each peer's figure is the median of its turns
- * (every sample is in the note).
+ * (every sample is in the note). Nine rounds: with five, one run's ratio of a mix moved from
+ * about 0.66× to 0.87× between the runs of a set on a busy machine, its samples' ratios within a
+ * round from 0.4× to 1.0×; the median of nine samples spreads about √(5/9), three quarters, as
+ * much as the median of five drawn alike.
  */
-export async function sessionMix({ keys, ops, values, keyChoice = "zipf", rounds = 5 }, order) {
+export async function sessionMix({ keys, ops, values, keyChoice = "zipf", rounds = 9 }, order) {
   const peers = memoryPeers(keys * 2);
   const json = values === "json";
   const valueOf = json ? sessionValue : value100;
@@ -126,12 +129,13 @@ export async function sessionMix({ keys, ops, values, keyChoice = "zipf", rounds
 /**
  * 2. Ingest: `count` puts of 100-byte values, each peer's fastest correct way. One sample takes
  * a tenth of a second for the fastest peers, so a garbage collection of what came before would
- * move it severalfold: each peer is timed `repeats` times, each time on a fresh instance after a
- * collection, and the median is the figure (every sample is in the note). The peers take turns,
- * each round in an order of its own (as in the session mix), so that a slow or fast stretch of
- * the machine falls on every peer alike rather than on the one whose samples it happened to span.
+ * move it severalfold: each peer is timed `repeats` times (nine, as the session mix's rounds),
+ * each time on a fresh instance after a collection, and the median is the figure (every sample
+ * is in the note). The peers take turns, each round in an order of its own (as in the session
+ * mix), so that a slow or fast stretch of the machine falls on every peer alike rather than on
+ * the one whose samples it happened to span.
  */
-export async function ingest({ count, repeats = 5 }, order) {
+export async function ingest({ count, repeats = 9 }, order) {
   const peers = memoryPeers(count * 2);
   const samples = Object.fromEntries(Object.keys(peers).map((name) => [name, []]));
   const batched = {};
