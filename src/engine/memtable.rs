@@ -14,6 +14,7 @@
 use alloc::vec::Vec;
 use core::ops::Bound;
 
+use super::map_key::MapKey;
 use super::memtable_filter::MemtableFilter;
 use super::memtable_map::ChunkedMap;
 use super::retention::{needed_between, VersionInfo};
@@ -184,7 +185,7 @@ impl Memtable {
     /// commits holds a few versions, not one per write.
     pub(crate) fn insert(
         &mut self,
-        key: Vec<u8>,
+        key: MapKey,
         hash: u64,
         version: MemVersion,
         keep_points: &[u64],
@@ -360,7 +361,7 @@ mod tests {
     /// An insert of `version` of `key`, with the key's filter hash.
     fn insert(m: &mut Memtable, key: &[u8], version: MemVersion, keep: &[u64], durable: u64) {
         m.insert(
-            key.to_vec(),
+            MapKey::from_slice(key),
             MemtableFilter::hash(key),
             version,
             keep,

@@ -16,13 +16,16 @@
 use alloc::vec::Vec;
 use core::ops::Bound;
 
+use super::map_key::MapKey;
 use crate::format::key_order::{key_below, keys_equal};
 
 /// Most entries a chunk holds: a binary search of a few steps, and an insert in its middle moves
 /// at most this many entries.
 const CHUNK: usize = 64;
 
-type Entry<V> = (Vec<u8>, V);
+/// A key, held in place when it is short (`map_key.rs`: a search then reads it where its entry
+/// is), and its value.
+type Entry<V> = (MapKey, V);
 
 /// An ordered map from byte strings, in sorted chunks (see the module docs).
 #[derive(Debug)]
@@ -65,7 +68,7 @@ impl<V> ChunkedMap<V> {
     }
 
     /// Put `value` under `key`, in place of any value it had.
-    pub(crate) fn insert(&mut self, key: Vec<u8>, value: V) {
+    pub(crate) fn insert(&mut self, key: MapKey, value: V) {
         let p = self.place_for_insert(&key);
         if self.holds_at(p, &key) {
             let p = self.touched(p);
@@ -87,7 +90,7 @@ impl<V> ChunkedMap<V> {
     /// it was.
     pub(crate) fn get_or_insert_with(
         &mut self,
-        key: Vec<u8>,
+        key: MapKey,
         make: impl FnOnce() -> V,
     ) -> (&mut V, bool) {
         let p = self.place_for_insert(&key);
@@ -118,7 +121,7 @@ impl<V> ChunkedMap<V> {
 
     /// Add `key` with `value` at place `p` (where [`Self::place_for_insert`] put it); the place
     /// it went to.
-    fn add(&mut self, p: Place, key: Vec<u8>, value: V) -> Place {
+    fn add(&mut self, p: Place, key: MapKey, value: V) -> Place {
         // `make_room` answers a place within a chunk that exists.
         let p = self.make_room(p);
         self.chunks[p.chunk].insert(p.at, (key, value));
@@ -282,7 +285,7 @@ fn index_in<V>(c: &[Entry<V>], key: &[u8], past: bool) -> usize {
 }
 
 impl<V> IntoIterator for ChunkedMap<V> {
-    type Item = (Vec<u8>, V);
+    type Item = (MapKey, V);
     type IntoIter = core::iter::Flatten<alloc::vec::IntoIter<Vec<Entry<V>>>>;
 
     /// Every entry, in key order.
@@ -348,8 +351,14 @@ mod tests {
     use alloc::collections::BTreeMap;
     use alloc::format;
 
+    /// Key `i`: ascending in `i`, and held in place by the map but for every third, which is
+    /// too long to be (`MapKey`), so every test meets both kinds side by side.
     fn key(i: u32) -> Vec<u8> {
-        format!("k{i:07}").into_bytes()
+        if i % 3 == 0 {
+            format!("k{i:07}-held-on-the-heap-by-the-map").into_bytes()
+        } else {
+            format!("k{i:07}").into_bytes()
+        }
     }
 
     /// Inserts `order`'s keys into a chunked map and a `BTreeMap` alike, each with its first
@@ -360,7 +369,7 @@ mod tests {
         for i in order {
             let absent = !model.contains_key(&key(i));
             let expected = *model.entry(key(i)).or_insert(i);
-            let (v, added) = map.get_or_insert_with(key(i), || i);
+            let (v, added) = map.get_or_insert_with(key(i).into(), || i);
             assert_eq!((*v, added), (expected, absent), "key {i}");
         }
         (map, model)
@@ -515,7 +524,7 @@ mod tests {
         let mut probes: Vec<u32> = alloc::vec![0, 1, 598, 599, 700];
         for c in &map.chunks {
             for (k, v) in [c.first(), c.last()].into_iter().flatten() {
-                assert_eq!(model.get(k), Some(v));
+                assert_eq!(model.get(k.as_slice()), Some(v));
                 probes.extend([v.saturating_sub(1), *v, v + 1]);
             }
         }
@@ -576,7 +585,7 @@ mod tests {
             let mut map = ChunkedMap::default();
             let mut model = BTreeMap::new();
             for (n, i) in order.into_iter().enumerate() {
-                map.insert(key(i), n as u32);
+                map.insert(key(i).into(), n as u32);
                 model.insert(key(i), n as u32);
                 assert_eq!(map.get(&key(i)), Some(&(n as u32)));
             }
@@ -584,14 +593,14 @@ mod tests {
             assert!(half_full(&map));
             assert_eq!(map.len(), model.len());
             assert!(map.values().eq(model.values()));
-            assert!(map.into_iter().eq(model));
+            assert!(map.into_iter().map(|(k, v)| (k.to_vec(), v)).eq(model));
         }
         // A run writing each key twice fills its chunks as a plain run does, below a key
         // already there (so its chunks are not the last).
         let mut map = ChunkedMap::default();
-        map.insert(key(9_999_999), 0);
+        map.insert(key(9_999_999).into(), 0);
         for i in (0..10 * CHUNK as u32).flat_map(|i| [i, i]) {
-            map.insert(key(i), i);
+            map.insert(key(i).into(), i);
         }
         assert!(map.chunks.len() <= 11, "{} chunks", map.chunks.len());
     }
@@ -605,7 +614,7 @@ mod tests {
         map.retain(|_, _| false);
         assert!(map.is_empty() && map.chunks.is_empty());
         // Inserts after a retain land in order.
-        let (v, added) = map.get_or_insert_with(key(5), || 5);
+        let (v, added) = map.get_or_insert_with(key(5).into(), || 5);
         assert!(added && *v == 5);
         assert_eq!(map.get(&key(5)), Some(&5));
     }

@@ -32,6 +32,7 @@ mod flush;
 mod group_commit;
 mod keys;
 mod maintenance;
+mod map_key;
 mod memtable;
 mod memtable_filter;
 mod memtable_map;

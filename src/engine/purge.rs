@@ -33,6 +33,7 @@ use alloc::vec::Vec;
 use super::keys::{
     expiry_index_from, namespace_of, owed_value, parse_expiry_index_key, user_key, validate_value,
 };
+use super::map_key::MapKey;
 use super::memtable::{MemVersion, Versions};
 use super::options::{ExpireHook, ExpiredEntry, PurgeReport, Ttl};
 use super::state::{Inner, ReadPin};
@@ -195,7 +196,7 @@ impl Inner {
                             expire_at: *expire_at,
                             seen_seq: row.seq,
                         });
-                        read.insert(data_key.clone(), Versions::One(row));
+                        read.insert(MapKey::from_slice(data_key), Versions::One(row));
                     }
                     report.removed += 1;
                     report.expired.push(event);
@@ -203,7 +204,7 @@ impl Inner {
                 Verdict::Rewrite(op, row, event) => {
                     ops.push(op);
                     rewrite_events.push(event);
-                    read.insert(data_key.clone(), Versions::One(row));
+                    read.insert(MapKey::from_slice(data_key), Versions::One(row));
                 }
                 Verdict::Stale => report.stale += 1,
             }

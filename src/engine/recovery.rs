@@ -235,7 +235,7 @@ impl Inner {
                         value: row.value,
                     };
                     let hash = MemtableFilter::hash(&row.key);
-                    memtable.insert(row.key, hash, version, &[], row.seq);
+                    memtable.insert(row.key.into(), hash, version, &[], row.seq);
                 }
             }
             segments.insert(page.file, page_max_seq, bytes.len());

@@ -36,6 +36,7 @@ use self::plan::{plan, CurrentRows, Planner, ReadSnapshot};
 use super::keys::{
     expiry_index_from, expiry_index_key, is_expiry_index_key, parse_expiry_index_key,
 };
+use super::map_key::MapKey;
 use super::memtable::{MemVersion, Versions};
 use super::memtable_filter::MemtableFilter;
 use super::namespace::TtlPolicy;
@@ -123,7 +124,7 @@ impl Inner {
                 for op in ops.iter().filter(|op| op.needs_current(owing)) {
                     if current.get(op.key()).is_none() {
                         let found = self.lookup(op.key(), snapshot.seq).await?;
-                        current.insert(op.key().to_vec(), Versions::of(found));
+                        current.insert(MapKey::from_slice(op.key()), Versions::of(found));
                     }
                 }
             }
@@ -229,7 +230,7 @@ impl Inner {
                 expire_at: Some(at),
                 value: Some(Vec::new()),
             };
-            versions.push((index_key, index_row));
+            versions.push((index_key.into(), index_row));
         }
         let rows: Vec<_> = versions.iter().map(|(k, v)| v.row(k)).collect();
         let ticket = st.wal.append(&rows, seq, now, durable)?;

@@ -7,6 +7,7 @@ use alloc::vec::Vec;
 
 use super::ops::{CallRecord, ExpireTarget, Outcome, WriteOp};
 use crate::engine::keys::{call_record_key, expiry_index_key, owed_entry_value};
+use crate::engine::map_key::MapKey;
 use crate::engine::memtable::{is_live, MemVersion, Versions};
 use crate::engine::memtable_map::ChunkedMap;
 use crate::engine::namespace::TtlPolicy;
@@ -77,14 +78,14 @@ pub(crate) type Planning = (Vec<Outcome>, Planned);
 /// [`CurrentRows`] does: one map type in the wasm module, not two.
 pub(crate) enum Planned {
     /// Keys strictly ascending.
-    Sorted(Vec<(Vec<u8>, MemVersion)>),
+    Sorted(Vec<(MapKey, MemVersion)>),
     /// Any order.
     Map(CurrentRows),
 }
 
 impl Planned {
     /// Where `key` is in a sorted list, or where it would go.
-    fn position(list: &[(Vec<u8>, MemVersion)], key: &[u8]) -> core::result::Result<usize, usize> {
+    fn position(list: &[(MapKey, MemVersion)], key: &[u8]) -> core::result::Result<usize, usize> {
         list.binary_search_by(|(k, _)| compare_keys(k, key))
     }
 
@@ -105,7 +106,7 @@ impl Planned {
     }
 
     /// Plan `row` for `key`, in place of anything planned for it before.
-    fn insert(&mut self, key: Vec<u8>, row: MemVersion) {
+    fn insert(&mut self, key: MapKey, row: MemVersion) {
         if let Planned::Sorted(list) = self {
             if list.last().is_none_or(|(last, _)| key_below(last, &key)) {
                 list.push((key, row));
@@ -140,7 +141,7 @@ impl Planned {
     }
 
     /// The planned rows in key order.
-    pub(crate) fn into_sorted(self) -> Vec<(Vec<u8>, MemVersion)> {
+    pub(crate) fn into_sorted(self) -> Vec<(MapKey, MemVersion)> {
         match self {
             Planned::Sorted(list) => list,
             Planned::Map(map) => {
@@ -206,15 +207,18 @@ pub(crate) fn plan(
                         expire_at: Some(at),
                         value: Some(owed_entry_value(old)),
                     };
-                    planned.insert(expiry_index_key(at, key), entry);
+                    planned.insert(expiry_index_key(at, key).into(), entry);
                 }
                 let expire_at = policy.expiry(*ttl, now, live.as_ref())?;
-                planned.insert(key.to_vec(), planned_value(value.clone(), expire_at, now));
+                planned.insert(
+                    MapKey::from_slice(key),
+                    planned_value(value.clone(), expire_at, now),
+                );
                 Outcome::yes()
             }
             WriteOp::Delete { .. } => match live {
                 Some(_) => {
-                    planned.insert(key.to_vec(), planned_tombstone(now));
+                    planned.insert(MapKey::from_slice(key), planned_tombstone(now));
                     Outcome::yes()
                 }
                 None => Outcome::no(),
@@ -249,7 +253,10 @@ pub(crate) fn plan(
                 };
                 if new_expire != cur {
                     let value = row.value.unwrap_or_default();
-                    planned.insert(key.to_vec(), planned_value(value, new_expire, now));
+                    planned.insert(
+                        MapKey::from_slice(key),
+                        planned_value(value, new_expire, now),
+                    );
                 }
                 Outcome {
                     applied: new_expire != cur || matches!(target, ExpireTarget::At(_)),
@@ -267,7 +274,10 @@ pub(crate) fn plan(
                 };
                 let value = row.value.unwrap_or_default();
                 if new_expire != row.expire_at {
-                    planned.insert(key.to_vec(), planned_value(value.clone(), new_expire, now));
+                    planned.insert(
+                        MapKey::from_slice(key),
+                        planned_value(value.clone(), new_expire, now),
+                    );
                 }
                 Outcome {
                     applied: true,
@@ -276,7 +286,7 @@ pub(crate) fn plan(
                 }
             }
             WriteOp::DropIndexEntry { .. } => {
-                planned.insert(key.to_vec(), planned_tombstone(now));
+                planned.insert(MapKey::from_slice(key), planned_tombstone(now));
                 Outcome::no()
             }
             WriteOp::RemoveExpired {
@@ -288,7 +298,7 @@ pub(crate) fn plan(
                     v.seq == *seen_seq && v.value.is_some() && v.expire_at == Some(*expire_at)
                 });
                 if same_row && *expire_at <= now {
-                    planned.insert(key.to_vec(), planned_tombstone(now));
+                    planned.insert(MapKey::from_slice(key), planned_tombstone(now));
                 }
                 Outcome::no()
             }
@@ -308,14 +318,14 @@ pub(crate) fn plan(
                     // Due by now (time passed since the hook answered): the purge reports the key
                     // as expired, and its row goes (so no later write takes it for one whose
                     // event is owed).
-                    planned.insert(key.to_vec(), planned_tombstone(now));
+                    planned.insert(MapKey::from_slice(key), planned_tombstone(now));
                     Outcome {
                         due: true,
                         ..Outcome::no()
                     }
                 } else {
                     planned.insert(
-                        key.to_vec(),
+                        MapKey::from_slice(key),
                         planned_value(value.clone(), *new_expire_at, now),
                     );
                     Outcome::yes()
@@ -331,7 +341,7 @@ pub(crate) fn plan(
             expire_at: Some(now.saturating_add(CALL_RECORD_TTL_MS)),
             value: Some(CallRecord::of(&results).encode()),
         };
-        planned.insert(call_record_key(id), record);
+        planned.insert(call_record_key(id).into(), record);
     }
     Ok(Some((results, planned)))
 }
@@ -381,7 +391,7 @@ mod tests {
                 if insert {
                     let below = model.keys().next_back().is_some_and(|last| key < *last);
                     fell_back |= below && !model.contains_key(&key);
-                    planned.insert(key.clone(), row(n as u64));
+                    planned.insert(key.clone().into(), row(n as u64));
                     model.insert(key, row(n as u64));
                 } else {
                     prop_assert_eq!(planned.get(&key), model.get(&key));
@@ -390,7 +400,13 @@ mod tests {
                 prop_assert_eq!(planned.is_empty(), model.is_empty());
             }
             let rows = planned.into_sorted();
-            prop_assert_eq!(rows, model.into_iter().collect::<Vec<_>>());
+            prop_assert_eq!(
+                rows,
+                model
+                    .into_iter()
+                    .map(|(k, r)| (MapKey::from(k), r))
+                    .collect::<Vec<_>>()
+            );
         }
     }
 }
