@@ -77,7 +77,7 @@ if [ "$status" -ne 0 ]; then
   exit "$status"
 fi
 
-step "native tests of the engine as browsers get it (without search-prefixes, compaction-copies-rows, memtable-filter, row-cache and point-index)"
+step "native tests of the engine as browsers get it (without search-prefixes, compaction-copies-rows, memtable-filter, row-cache, point-index and inline-keys)"
 set +e
 cargo test -p ttlkv --no-default-features --features std,test-util > target/native-tests-lean.log 2>&1
 status=$?

@@ -1,12 +1,12 @@
 //! [`MapKey`]: a key as the engine's in-memory maps hold it (the memtable's, and a write's planned
-//! rows, `memtable_map.rs`): up to 23 bytes in place, a longer key on the heap.
+//! rows, `memtable_map.rs`): up to 30 bytes in place, a longer key on the heap.
 //!
 //! A map's searches compare the key sought with the keys of its entries. A key on the heap is one
 //! more load, which waits on the entry's load before it: in a memtable of tens of thousands of
 //! keys, a cache miss each comparison. Held in place, a key is read where its entry is, and it
 //! costs no allocation (nor its free) when a write plans it. Internal keys are a 4-byte namespace
-//! id and the user's key, so user keys of up to 19 bytes are held in place; an expiry-index key
-//! (12 bytes more) only when its user key is of 7 bytes or fewer. With the `inline-keys` feature
+//! id and the user's key, so user keys of up to 26 bytes are held in place; an expiry-index key
+//! (12 bytes more) only when its user key is of 14 bytes or fewer. With the `inline-keys` feature
 //! only (natively, on by default): the browser's engine leaves it out, and so does the server's
 //! (in Node the session mixes and the ingest measured no faster with it).
 
@@ -14,9 +14,11 @@ use alloc::vec::Vec;
 use core::fmt;
 use core::ops::Deref;
 
-/// The longest key held in place: with its length, the size of a `Vec` on a 64-bit target.
+/// The longest key held in place: with its length byte and the enum's tag, 32 bytes, as large as
+/// a `MapKey` is anyway on a 64-bit target (the heap variant's `Vec` is 24 bytes, and the inline
+/// variant leaves it no spare bit pattern for the tag).
 #[cfg(feature = "inline-keys")]
-pub(crate) const INLINE: usize = 23;
+pub(crate) const INLINE: usize = 30;
 
 /// A byte-string key, in place up to [`INLINE`] bytes (see the module docs). It reads as the
 /// slice of its bytes ([`Deref`]).
@@ -131,19 +133,30 @@ mod tests {
 
     #[test]
     fn a_key_reads_back_as_its_bytes_whether_it_is_held_in_place_or_on_the_heap() {
-        for len in 0..=31 {
-            let key: Vec<u8> = (0..len).map(|i| i as u8 ^ 0x5A).collect();
+        for len in 0..=40 {
+            // Zero bytes among them, and at the end: the bytes past a key held in place are
+            // zeros too, and must never count.
+            let key: Vec<u8> = (0..len).map(|i| (i as u8).wrapping_mul(7) % 5).collect();
             let from_slice = MapKey::from_slice(&key);
             let from_vec = MapKey::from(key.clone());
             assert_eq!(&*from_slice, key.as_slice());
             assert_eq!(&*from_vec, key.as_slice());
             assert_eq!(from_slice, from_vec);
-            let in_place = cfg!(feature = "inline-keys") && len <= 23;
+            let in_place = cfg!(feature = "inline-keys") && len <= 30;
             assert_eq!(from_slice.in_place(), in_place, "{len} bytes");
             assert_eq!(from_vec.in_place(), in_place, "{len} bytes");
         }
-        // Keys that differ only past the inline bytes, or only in length, differ.
-        assert_ne!(MapKey::from(vec![1; 23]), MapKey::from(vec![1; 24]));
+        // Keys that differ only past the inline bytes, or only in length (by zero bytes), differ.
+        assert_ne!(MapKey::from(vec![1; 30]), MapKey::from(vec![1; 31]));
         assert_ne!(MapKey::from_slice(&[0]), MapKey::from_slice(&[]));
+        assert_ne!(MapKey::from_slice(&[1, 0]), MapKey::from_slice(&[1]));
+        assert_ne!(MapKey::from_slice(&[1, 0, 0]), MapKey::from(vec![1, 0]));
+        assert_eq!(&*MapKey::from_slice(&[1, 0, 0]), &[1, 0, 0]);
+    }
+
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn a_key_takes_no_more_room_in_an_entry_than_32_bytes() {
+        assert!(core::mem::size_of::<MapKey>() <= 32);
     }
 }
