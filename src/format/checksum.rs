@@ -16,15 +16,69 @@ use crate::error::{Error, Result};
 /// The size of the trailing checksum, in bytes.
 pub const CHECKSUM_LEN: usize = 4;
 
-/// The CRC-32 (IEEE) of `bytes`.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn crc32(bytes: &[u8]) -> u32 {
-    crc32fast::hash(bytes)
+/// Inputs this long or longer go to the host's CRC-32 where one is in use ([`use_host_crc32`]);
+/// shorter ones stay with the tables, which a call out to the host would not beat.
+#[cfg(feature = "host-crc32")]
+pub const HOST_CRC32_FROM: usize = 4096;
+
+/// A CRC-32 (IEEE) the host computes faster than this crate's own for long inputs, in use once
+/// [`use_host_crc32`] took it; `None` from it falls back to this crate's own.
+#[cfg(feature = "host-crc32")]
+pub type HostCrc32 = fn(&[u8]) -> Option<u32>;
+
+#[cfg(feature = "host-crc32")]
+static HOST_CRC32: spin::Once<HostCrc32> = spin::Once::new();
+
+/// Compute the checksums of inputs of [`HOST_CRC32_FROM`] bytes or more with `host` from now on,
+/// if it gives the same CRC-32 as this crate's own for a sample of such inputs; whether it was
+/// taken. The first one taken stays for the life of the process, and later ones are not (the server engine in Node takes
+/// Node's `zlib.crc32`, about four times faster than the tables in WebAssembly). A `host` that
+/// disagrees is refused, so a page is never sealed with anything but the CRC-32 every build reads.
+#[cfg(feature = "host-crc32")]
+pub fn use_host_crc32(host: HostCrc32) -> bool {
+    let sample: Vec<u8> = (0..3 * HOST_CRC32_FROM as u32 + 13)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
+        .collect();
+    let agrees = [
+        HOST_CRC32_FROM,
+        HOST_CRC32_FROM + 1,
+        2 * HOST_CRC32_FROM + 7,
+        sample.len(),
+    ]
+    .into_iter()
+    .filter_map(|len| sample.get(..len))
+    .all(|part| host(part) == Some(own_crc32(part)));
+    if !agrees {
+        return false;
+    }
+    let mut taken = false;
+    HOST_CRC32.call_once(|| {
+        taken = true;
+        host
+    });
+    taken
 }
 
 /// The CRC-32 (IEEE) of `bytes`.
-#[cfg(target_arch = "wasm32")]
 pub fn crc32(bytes: &[u8]) -> u32 {
+    #[cfg(feature = "host-crc32")]
+    if bytes.len() >= HOST_CRC32_FROM {
+        if let Some(sum) = HOST_CRC32.get().and_then(|host| host(bytes)) {
+            return sum;
+        }
+    }
+    own_crc32(bytes)
+}
+
+/// This crate's own CRC-32 (IEEE) of `bytes`.
+#[cfg(not(target_arch = "wasm32"))]
+fn own_crc32(bytes: &[u8]) -> u32 {
+    crc32fast::hash(bytes)
+}
+
+/// This crate's own CRC-32 (IEEE) of `bytes`.
+#[cfg(target_arch = "wasm32")]
+fn own_crc32(bytes: &[u8]) -> u32 {
     // Built at run time, once: tables built at compile time would be 16 KiB of data in the
     // module that gzip cannot shrink.
     static CRC32: spin::Once<crc::Crc<u32, crc::Table<16>>> = spin::Once::new();

@@ -1122,3 +1122,47 @@ test("a maintenance step that failed is not retried at every call while storage 
     await db.close().catch(() => {});
   }
 });
+
+test("in Node the server engine seals long pages with zlib.crc32, checked first (one that lies is refused), and the browser's engine reads them", async () => {
+  const browser = await import(new URL("../../bindings/js/dist/index.js", import.meta.url).href);
+  await browser.init({ bytes: readFileSync(new URL("../../bindings/js/dist/pkg/ttlkv_web_bg.wasm", import.meta.url)) });
+  const adapterUrl = new URL("../../bindings/web/tests/support/fs_adapter.mjs", import.meta.url).href;
+  for (const lies of [false, true]) {
+    const dir = mkdtempSync(path.join(tmpdir(), "ttlkv-crc-"));
+    try {
+      // Node's zlib.crc32, as the engine finds it (process.getBuiltinModule), wrapped to count
+      // its calls, or to lie.
+      const script = `
+        import zlib from "node:zlib";
+        import { fsAdapter } from ${JSON.stringify(adapterUrl)};
+        const real = zlib.crc32;
+        let calls = 0;
+        zlib.crc32 = (data, value) => {
+          calls++;
+          const sum = real(data, value);
+          return ${lies} ? (sum ^ 1) >>> 0 : sum;
+        };
+        const { open } = await import(${JSON.stringify(serverFile("node.js").href)});
+        const db = await open("crc", { storage: fsAdapter(${JSON.stringify(dir)}), maintenance: "manual" });
+        // 20,000 keys: the engine's memory grows after the samples were summed, so the view of it
+        // the host's sums read must be made again.
+        for (let i = 0; i < 20000; i += 1000) {
+          await db.batch(Array.from({ length: 1000 }, (_, j) => ({ type: "put", key: "k" + (i + j), value: "v".repeat(100) + (i + j) })));
+        }
+        await db.flush();
+        await db.close();
+        console.log(calls);
+      `;
+      const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+      assert.equal(child.status, 0, `the process died: ${child.stderr}`);
+      const calls = Number(child.stdout.trim());
+      if (lies) assert.equal(calls, 1, "a host that lies is asked once, for the first sample, and never again");
+      else assert.ok(calls > 4 + 10, `four samples checked, then the WAL page and every 16 KiB data page: ${calls} calls`);
+      const db = await browser.open("crc", { storage: fsAdapter(dir), maintenance: "manual" });
+      for (let i = 0; i < 20000; i += 97) assert.equal(await db.get("k" + i), "v".repeat(100) + i);
+      await db.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+});

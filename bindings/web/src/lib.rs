@@ -13,6 +13,8 @@ mod compare;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod error;
+#[cfg(feature = "host-crc32")]
+mod host_crc32;
 mod promise;
 pub mod protocol;
 pub mod store;

@@ -64,6 +64,8 @@ impl Storage {
 #[wasm_bindgen(js_name = openDb)]
 pub fn open_db(name: String, storage: JsValue, options: JsValue) -> JsValue {
     console_error_panic_hook::set_once();
+    #[cfg(feature = "host-crc32")]
+    crate::host_crc32::offer();
     promise(async move {
         let get = |k: &str| Reflect::get(&options, &JsValue::from_str(k)).unwrap_or_default();
         let default_ttl_ms = match get("defaultTtlMs").as_f64() {
