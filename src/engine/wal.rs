@@ -14,12 +14,10 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 
 use crate::error::{Error, Result};
-use crate::format::{encode_wal_batch, finish_wal_page, start_wal_page, RowRef};
+use crate::format::{encode_wal_batch, encode_wal_page, RowRef};
 
-/// The most room a new pending page is given up front: as much as the last group's page took, up
-/// to this, so that a steady stream of groups of one size grows no buffer (one burst of writes
-/// does not make every later page reserve its size).
-const PENDING_CAPACITY_KEPT: usize = 256 * 1024;
+/// The largest pending-buffer capacity kept for the next group commit after one is written.
+const PENDING_CAPACITY_KEPT: usize = 64 * 1024;
 
 /// The outcome of one durable write, filled in by the leader of its group commit.
 #[derive(Default)]
@@ -42,8 +40,7 @@ impl Ticket {
 /// The WAL's bookkeeping inside the engine state.
 #[derive(Default)]
 pub(crate) struct WalState {
-    /// The next WAL page, built in place: its header and the encoded batches not yet committed
-    /// (empty while none is pending). A group commit seals it and hands it to the store as it is.
+    /// Encoded batches not yet committed.
     pending: Vec<u8>,
     pending_batches: u32,
     pending_max_seq: u64,
@@ -138,16 +135,7 @@ impl WalState {
         now: i64,
         durable: bool,
     ) -> Result<Option<Rc<Ticket>>> {
-        let starts_page = self.pending.is_empty();
-        if starts_page {
-            start_wal_page(&mut self.pending);
-        }
-        if let Err(e) = encode_wal_batch(&mut self.pending, rows) {
-            if starts_page {
-                self.pending.clear();
-            }
-            return Err(e);
-        }
+        encode_wal_batch(&mut self.pending, rows)?;
         self.pending_batches += 1;
         self.pending_max_seq = self.pending_max_seq.max(seq);
         self.pending_since.get_or_insert(now);
@@ -176,7 +164,7 @@ impl WalState {
         self.pending_since
     }
 
-    /// Bytes waiting (with the next page's header) plus bytes in live WAL pages.
+    /// Bytes waiting plus bytes in live WAL pages.
     pub(crate) fn bytes(&self) -> usize {
         self.pending.len() + self.segments.bytes()
     }
@@ -187,14 +175,14 @@ impl WalState {
         if !self.has_pending() {
             return None;
         }
-        let mut page = core::mem::take(&mut self.pending);
-        finish_wal_page(&mut page, self.pending_batches);
-        self.pending = Vec::with_capacity(page.len().min(PENDING_CAPACITY_KEPT));
-        // A page that outgrew its room may hold up to twice its bytes, and a memory store keeps
-        // it until a flush deletes it: the spare room goes back, in place (an allocator shrinks
-        // a block where it lies; a copy to its size instead left the memory to grow, a flush of
-        // 60k keys in Node taking half as long again from one database to the next).
-        page.shrink_to_fit();
+        let page = encode_wal_page(&self.pending, self.pending_batches);
+        // Reuse a small buffer; give a large one back, or one burst of writes would hold its
+        // size in memory for good.
+        if self.pending.capacity() > PENDING_CAPACITY_KEPT {
+            self.pending = Vec::new();
+        } else {
+            self.pending.clear();
+        }
         self.pending_batches = 0;
         self.pending_since = None;
         let segment = self.next_segment;

@@ -42,9 +42,7 @@ pub use row::{
     FLAG_HAS_EXPIRE, FLAG_TOMBSTONE,
 };
 pub use sst_meta::{expiry_percentiles, PageRef, SstMeta};
-pub use wal::{
-    decode_wal_page, encode_wal_batch, encode_wal_page, finish_wal_page, start_wal_page,
-};
+pub use wal::{decode_wal_page, encode_wal_batch, encode_wal_page};
 
 use crate::error::{Error, Result};
 use codec::Reader;

@@ -50,35 +50,17 @@ pub fn encode_wal_batch(out: &mut Vec<u8>, rows: &[RowRef<'_>]) -> Result<()> {
     Ok(())
 }
 
-/// Start a WAL page in `out` (which must be empty): its header, with a batch count of zero that
-/// [`finish_wal_page`] fills in. The batches are then appended after it by [`encode_wal_batch`],
-/// so the page is built where it will be stored, never copied into place.
-pub fn start_wal_page(out: &mut Vec<u8>) {
-    debug_assert!(out.is_empty(), "a WAL page starts an empty buffer");
-    out.extend_from_slice(&WAL_MAGIC);
-    put_u8(out, FORMAT_VERSION_BYTE);
-    put_u8(out, WAL_ROW_FEATURES.bits());
-    out.extend_from_slice(&[0; 2]);
-    put_u32(out, 0);
-}
-
-/// Finish a page begun by [`start_wal_page`] whose `batch_count` batches follow its header: write
-/// the count into the header and append the checksum.
-pub fn finish_wal_page(page: &mut Vec<u8>, batch_count: u32) {
-    if let Some(count) = page.get_mut(HEADER_LEN - 4..HEADER_LEN) {
-        count.copy_from_slice(&batch_count.to_le_bytes());
-    }
-    seal(page);
-}
-
 /// Wrap `batch_count` batches already appended to `batches` by [`encode_wal_batch`] into a
-/// checksummed WAL page: a copy, for tests and tools (the engine builds its pages in place with
-/// [`start_wal_page`] and [`finish_wal_page`]).
+/// checksummed WAL page.
 pub fn encode_wal_page(batches: &[u8], batch_count: u32) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER_LEN + batches.len() + CHECKSUM_LEN);
-    start_wal_page(&mut out);
+    out.extend_from_slice(&WAL_MAGIC);
+    put_u8(&mut out, FORMAT_VERSION_BYTE);
+    put_u8(&mut out, WAL_ROW_FEATURES.bits());
+    out.extend_from_slice(&[0; 2]);
+    put_u32(&mut out, batch_count);
     out.extend_from_slice(batches);
-    finish_wal_page(&mut out, batch_count);
+    seal(&mut out);
     out
 }
 
@@ -154,20 +136,6 @@ mod tests {
         assert_eq!(decode_wal_page(&page(&batches)).unwrap(), batches);
         assert_eq!(decode_wal_page(&page(&[])).unwrap(), Vec::<Vec<Row>>::new());
         assert_eq!(page(&[]).len(), HEADER_LEN + CHECKSUM_LEN);
-    }
-
-    #[test]
-    fn a_page_built_in_place_is_the_page_of_its_batches() {
-        let batches = vec![batch(1, &[b"a", b"bb"]), vec![], batch(2, &[b"ccc"])];
-        let mut built = Vec::new();
-        start_wal_page(&mut built);
-        for b in &batches {
-            let refs: Vec<RowRef<'_>> = b.iter().map(Row::as_ref).collect();
-            encode_wal_batch(&mut built, &refs).unwrap();
-        }
-        finish_wal_page(&mut built, 3);
-        assert_eq!(built, page(&batches));
-        assert_eq!(decode_wal_page(&built).unwrap(), batches);
     }
 
     #[test]
