@@ -31,8 +31,9 @@ static HOST_CRC32: spin::Once<HostCrc32> = spin::Once::new();
 
 /// Compute the checksums of inputs of [`HOST_CRC32_FROM`] bytes or more with `host` from now on,
 /// if it gives the same CRC-32 as this crate's own for a sample of such inputs; whether it was
-/// taken. The first one taken stays for the life of the process, and later ones are not (the server engine in Node takes
-/// Node's `zlib.crc32`, about four times faster than the tables in WebAssembly). A `host` that
+/// taken. The first one taken stays for the life of the process, and later ones are not (the
+/// server engine in Node takes Node's `zlib.crc32`, about four times faster than the tables in
+/// WebAssembly). A `host` that
 /// disagrees is refused, so a page is never sealed with anything but the CRC-32 every build reads.
 #[cfg(feature = "host-crc32")]
 pub fn use_host_crc32(host: HostCrc32) -> bool {
