@@ -141,6 +141,10 @@ test("the server engine answers ASCII text sliced from its memory in Node, and a
     notAsciiLate: "x".repeat(1000) + "\u20ac" + "x".repeat(7),
     jsonNotAscii: { name: "Zo\u00eb", tags: ["\u2603"] },
   };
+  // The scan reads 32 bytes at a time as four words, then the tail byte by byte: a byte past 0x7f
+  // at every place in the first three blocks and the tail, and as the last byte of a longer text.
+  for (let at = 0; at < 100; at++) values[`notAsciiAt${at}`] = "x".repeat(at) + "\u00e9" + "y".repeat(99 - at);
+  values.notAsciiLast = "x".repeat(1023) + "\u00e9";
   for (const [key, value] of Object.entries(values)) await put(e, key, value);
   const readAll = async (when) => {
     for (const [key, value] of Object.entries(values)) {
@@ -184,6 +188,13 @@ for (const [engine, glue] of Object.entries(engines)) {
       overlong: [raw(0x00, 0xc0, 0xaf), raw(0x00, 0xc0, 0xaf)],
       badAfterReplacement: [raw(0x00, 0xef, 0xbf, 0xbd, 0xff), raw(0x00, 0xef, 0xbf, 0xbd, 0xff)],
     };
+    // One byte that is not UTF-8 (nor ASCII) at each place of a text long enough for the server
+    // engine's ASCII scan to read it in words (32 bytes at a time, then the tail): raw, each one.
+    for (let at = 0; at < 70; at++) {
+      const bytes = raw(0x00, ...utf8("a".repeat(70)));
+      bytes[1 + at] = 0xff;
+      stored[`badTextAt${at}`] = [bytes, bytes];
+    }
     for (const [key, [value]] of Object.entries(stored)) {
       await e.call(null, "put", [encodeKey(key), value, TTL_DEFAULT, 0, PUT_ALWAYS]);
     }
