@@ -10,9 +10,8 @@
 // A flush's work does not depend on timers, as the ingest's share of it does (how much of it
 // lands inside a timed window moves its figure by half), so this tells builds apart by its
 // work alone.
-import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { SESSION_TTL, key, value100, median } from "./workloads.mjs";
+import { serverEntry, inTurns, withinBlocks } from "./two-builds.mjs";
 
 const [rootA, rootB, blocksText = "16"] = process.argv.slice(2);
 if (!rootA || !rootB) {
@@ -23,10 +22,7 @@ const blocks = Number(blocksText);
 const keys = 60_000;
 const collectGarbage = globalThis.gc ?? (() => {});
 const sides = [];
-for (const root of [rootA, rootB]) {
-  const entry = pathToFileURL(path.resolve(root, "bindings/js/dist/server/node.js")).href;
-  sides.push({ root, pkg: await import(entry), times: [] });
-}
+for (const root of [rootA, rootB]) sides.push({ root, pkg: await serverEntry(root), times: [] });
 
 let opened = 0;
 async function timedFlush(pkg) {
@@ -46,14 +42,8 @@ async function timedFlush(pkg) {
   return ms;
 }
 
-for (let block = 0; block < blocks; block++) {
-  for (const side of block % 2 === 0 ? sides : [...sides].reverse()) side.times.push(await timedFlush(side.pkg));
-}
+await inTurns(blocks, sides, async (side) => side.times.push(await timedFlush(side.pkg)));
 for (const [name, side] of [["A", sides[0]], ["B", sides[1]]]) {
   console.log(`${name} ${side.root}: median ${median(side.times).toFixed(1)} ms; blocks ${side.times.map((t) => t.toFixed(1)).join(", ")}`);
 }
-const ratios = sides[1].times.map((b, i) => b / sides[0].times[i]);
-console.log(
-  `flush of ${keys.toLocaleString("en")} keys: B ÷ A time within a block, median ${median(ratios).toFixed(3)}× ` +
-    `[${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}] over ${blocks} blocks`,
-);
+console.log(`flush of ${keys.toLocaleString("en")} keys: B ÷ A time within a block, ${withinBlocks(sides[0].times, sides[1].times)}`);

@@ -9,9 +9,8 @@
 // side's ops/s per block and the median [lowest–highest] of B's rate over A's within a block:
 // whatever the machine does to one block it does to both sides of it. Run it again with the roots
 // swapped to see the figure hold.
-import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { SESSION_TTL, key, value100, sessionValue, zipfIndexes, uniformIndexes, median } from "./workloads.mjs";
+import { serverEntry, inTurns, withinBlocks } from "./two-builds.mjs";
 
 const [rootA, rootB, keyChoice = "zipf", values = "strings", blocksText = "16"] = process.argv.slice(2);
 if (!rootA || !rootB) {
@@ -31,8 +30,7 @@ const collectGarbage = globalThis.gc ?? (() => {});
 
 const sides = [];
 for (const root of [rootA, rootB]) {
-  const entry = pathToFileURL(path.resolve(root, "bindings/js/dist/server/node.js")).href;
-  const { open } = await import(entry);
+  const { open } = await serverEntry(root);
   const db = await open(`side-by-side-${process.pid}-${sides.length}`, { storage: "memory", durability: "relaxed", defaultTtlMs: SESSION_TTL });
   for (let i = 0; i < keys; i += 1000) {
     const batch = [];
@@ -44,26 +42,20 @@ for (const root of [rootA, rootB]) {
   sides.push({ root, db, rates: [] });
 }
 
-for (let block = 0; block < blocks; block++) {
-  for (const side of block % 2 === 0 ? sides : [...sides].reverse()) {
-    collectGarbage();
-    const started = performance.now();
-    for (let j = 0; j < ops; j++) {
-      const i = chosen[j];
-      if (j % 20 === 0) await side.db.put(key(i), valueOf(i + j));
-      else await side.db.get(key(i));
-    }
-    side.rates.push((ops / (performance.now() - started)) * 1000);
+await inTurns(blocks, sides, async (side) => {
+  collectGarbage();
+  const started = performance.now();
+  for (let j = 0; j < ops; j++) {
+    const i = chosen[j];
+    if (j % 20 === 0) await side.db.put(key(i), valueOf(i + j));
+    else await side.db.get(key(i));
   }
-}
+  side.rates.push((ops / (performance.now() - started)) * 1000);
+});
 
 const thousands = (x) => Math.round(x).toLocaleString("en");
 for (const [name, side] of [["A", sides[0]], ["B", sides[1]]]) {
   console.log(`${name} ${side.root}: median ${thousands(median(side.rates))} ops/s; blocks ${side.rates.map(thousands).join(", ")}`);
 }
-const ratios = sides[1].rates.map((b, i) => b / sides[0].rates[i]);
-console.log(
-  `${keyChoice} ${values}: B ÷ A within a block, median ${median(ratios).toFixed(3)}× ` +
-    `[${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}] over ${blocks} blocks`,
-);
+console.log(`${keyChoice} ${values}: B ÷ A within a block, ${withinBlocks(sides[0].rates, sides[1].rates)}`);
 for (const side of sides) await side.db.close();
