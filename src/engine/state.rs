@@ -9,6 +9,8 @@
 //! on, one `impl Inner` block per file, each file's doc naming what it owns:
 //!
 //! - `recovery.rs`: `open`, which builds the state;
+//! - `db/mod.rs`: `Db::close`: `closing`, `closed`, then [`State::release_data`] and the `Inner`
+//!   fields `expire_hook` and `reclaim_listener` emptied;
 //! - `write/mod.rs`: `write_ops`, `write_ops_prefetched`, `read_snapshot`; hands out `last_seq`,
 //!   inserts into `active` (and the new versions of keys `rows` holds), appends to the pending `wal`;
 //! - `group_commit.rs`: `wait_durable`, `drain_wal`; makes `wal` durable, or rolls `active` back
@@ -149,6 +151,24 @@ impl State {
             Some(e) => Err(e.clone()),
             None => Ok(()),
         }
+    }
+
+    /// Let go of the data a closed handle would otherwise keep for as long as the app keeps the
+    /// handle (in JavaScript, until a collector frees it, if ever): the memtables, the SSTs'
+    /// handles (their metadata, point indexes and shared pages), the page and row caches and
+    /// the SSTs awaiting deletion. The store keeps all a reopen needs (`Db::close` drained the
+    /// WAL into it), and every call on a closed handle fails `Closed` before it looks at any of
+    /// this; a read already under way goes on with the memtables and version it took.
+    pub(crate) fn release_data(&mut self) {
+        debug_assert!(self.closed, "only a closed database lets go of its data");
+        let empty = Memtable::following(&self.active.borrow());
+        self.active = Rc::new(RefCell::new(empty));
+        self.frozen = Vec::new();
+        self.version = Rc::new(Version::default());
+        self.cache = PageCache::new(0);
+        self.rows.clear();
+        self.obsolete = Vec::new();
+        self.purge_resume = None;
     }
 
     /// Fail if the database was closed.

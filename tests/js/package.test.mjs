@@ -604,6 +604,49 @@ test("a throwing expire listener or onExpire hook is reported and does not take 
   assert.match(child.stderr, /onExpire threw for key b\b[\s\S]*hook bug/, "so is an onExpire hook's, and its key expires");
 });
 
+test("a database closed and destroyed gives its memory back: opened, filled and closed again and again, the engine does not grow", () => {
+  // A child process: the engine's memory (which never shrinks) is read from its instance,
+  // caught as the package makes it (bench/engine-memory.mjs), and collections are forced
+  // between the rounds. A closed
+  // handle the collector could never free (the engine holding a closure that reaches it) kept
+  // its data for good: each round then added its 30 MB and more.
+  const entry = process.env.TTLKV_PACKAGE ?? new URL("../../bindings/js/node.js", import.meta.url).href;
+  // The bench's probe of the engine's memory, which must be loaded before the package.
+  const probe = new URL("../../bench/engine-memory.mjs", import.meta.url).href;
+  const script = `
+    const { engineMemoryBytes } = await import(${JSON.stringify(probe)});
+    const { open, destroy } = await import(${JSON.stringify(entry)});
+    const value = "v".repeat(10_000);
+    const sizes = [];
+    for (let round = 0; round < 8; round++) {
+      const db = await open("given-back", { storage: "memory", onExpire: () => undefined });
+      db.on("expire", () => db.stats());
+      for (let i = 0; i < 3_000; i += 500) {
+        const ops = [];
+        for (let j = i; j < i + 500; j++) ops.push({ type: "put", key: "k" + j, value: value + j, ttlMs: 3_600_000 });
+        await db.batch(ops);
+      }
+      await db.flush();
+      for (let j = 0; j < 3_000; j += 7) if ((await db.get("k" + j)) !== value + j) throw new Error("wrong value");
+      await db.close();
+      await destroy("given-back", { storage: "memory" });
+      for (let k = 0; k < 3; k++) {
+        gc();
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      sizes.push(engineMemoryBytes());
+    }
+    console.log(JSON.stringify(sizes));
+  `;
+  const child = spawnSync(process.execPath, ["--expose-gc", "--input-type=module", "-e", script], { encoding: "utf8" });
+  assert.equal(child.status, 0, `the process failed: ${child.stderr}`);
+  const sizes = JSON.parse(child.stdout);
+  // Its first rounds grow the memory to what one round needs at its peak (about 100 MB, with
+  // the room a 30 MB buffer needs in one piece); from the third round on the rounds reuse it.
+  const grown = sizes[sizes.length - 1] - sizes[2];
+  assert.ok(grown < 30_000_000, `the engine's memory grew by ${grown} bytes over the last five rounds: ${sizes.join(", ")}`);
+});
+
 test("automatic maintenance fires expire events with no call from the app", async () => {
   const events = [];
   const db = await open(`auto${n++}`, { storage: "memory" });

@@ -155,7 +155,11 @@ impl Db {
 
     /// Set (or clear) the function called for each key about to be removed because it expired;
     /// a returned [`Replacement`](super::options::Replacement) rewrites the key instead.
+    /// A closed handle keeps none (see [`close`](Self::close)).
     pub fn set_expire_hook(&self, hook: Option<ExpireHook>) {
+        if self.inner.state.borrow().closed {
+            return;
+        }
         *self.inner.expire_hook.borrow_mut() = hook;
     }
 
@@ -169,7 +173,11 @@ impl Db {
     /// purges as to any other.
     ///
     /// [`ErrorKind::QuotaExceeded`]: crate::ErrorKind::QuotaExceeded
+    /// A closed handle keeps none (see [`close`](Self::close)).
     pub fn set_reclaim_listener(&self, listener: Option<ReclaimListener>) {
+        if self.inner.state.borrow().closed {
+            return;
+        }
         *self.inner.reclaim_listener.borrow_mut() = listener;
     }
 
@@ -245,7 +253,9 @@ impl Db {
     }
 
     /// Commit pending writes and close. Later calls fail with
-    /// [`ErrorKind::Closed`](crate::ErrorKind::Closed).
+    /// [`ErrorKind::Closed`](crate::ErrorKind::Closed). The handle then holds none of the data
+    /// (memtables, SSTs, caches: the store keeps what a reopen needs; its [`stats`](Self::stats)
+    /// show none) and neither of the hooks set on it, however long it is kept.
     pub async fn close(&self) -> Result<()> {
         {
             let mut st = self.inner.state.borrow_mut();
@@ -262,7 +272,16 @@ impl Db {
             Ok(()) => self.inner.persist_clock_seed().await,
             Err(e) => Err(e),
         };
-        self.inner.state.borrow_mut().closed = true;
+        {
+            let mut st = self.inner.state.borrow_mut();
+            st.closed = true;
+            // Nothing of the data stays with a handle the app may keep for long after.
+            st.release_data();
+        }
+        // Nor the app's hooks: one that holds the handle (a JavaScript closure reaching the
+        // object that owns this handle) would keep both alive for good, the data with them.
+        *self.inner.expire_hook.borrow_mut() = None;
+        *self.inner.reclaim_listener.borrow_mut() = None;
         // A compaction merging on its own thread is dropped: nothing of it was written, and
         // its thread ends on its own.
         #[cfg(feature = "threads")]
