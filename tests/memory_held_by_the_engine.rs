@@ -315,3 +315,37 @@ fn a_closed_handle_holds_no_data_and_lets_go_of_the_hooks_it_was_given() {
     let value = run(again.get(b"session:00000007")).unwrap();
     assert_eq!(value, Some(vec![7; VALUE_LEN]));
 }
+
+#[test]
+fn a_read_under_way_when_its_database_closes_fails_closed_and_leaves_nothing_held() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let before = LIVE.load(Relaxed);
+    let (db, store, _clock) = fresh(relaxed());
+    write_burst(&db);
+    run(db.flush()).unwrap();
+    // Every page a read needs is a copy that takes a few polls to arrive.
+    store.set_copies_only(true);
+    store.set_latency(3);
+    // The close begins first; the get starts while it commits, finds its key's SST and waits
+    // for the page while the close finishes and lets go of the data. The search then ends on
+    // the SSTs it took, and the get finds its handle closed: never an answer from the emptied
+    // state (the key is there), and nothing taken anew.
+    let (closed, (value, let_go_first)) = run(async {
+        futures::join!(db.close(), async {
+            let value = db.get(b"session:00000042").await;
+            (value, db.stats().levels.iter().all(|l| l.ssts.is_empty()))
+        })
+    });
+    closed.unwrap();
+    assert!(let_go_first, "the close finished before the read did");
+    let e = value.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Closed, "{e}");
+    let beyond = LIVE
+        .load(Relaxed)
+        .saturating_sub(before)
+        .saturating_sub(store.stored_bytes());
+    assert!(
+        beyond < 512 * 1024,
+        "after the read, the closed handle holds {beyond} bytes beyond the stored pages"
+    );
+}

@@ -165,8 +165,9 @@ impl State {
         self.active = Rc::new(RefCell::new(empty));
         self.frozen = Vec::new();
         self.version = Rc::new(Version::default());
+        // Caches of no room: a read that was under way at the close fills nothing anew.
         self.cache = PageCache::new(0);
-        self.rows.clear();
+        self.rows = RowCache::new(0);
         self.obsolete = Vec::new();
         self.purge_resume = None;
     }
