@@ -42,7 +42,7 @@ impl Inner {
             inner: self,
             armed: commit.manifest.is_some(),
         };
-        let result = self.store.commit(commit).await;
+        let result = self.store_commit(commit).await;
         abandoned.armed = false;
         let mut st = self.state.borrow_mut();
         match result {

@@ -98,7 +98,7 @@ impl Inner {
             if finished {
                 break;
             }
-            self.store.yield_now().await;
+            self.yield_to_host().await;
         }
         // The pages move into the commit: an SST is never held twice in memory.
         let (meta, puts) = match writer.finish() {

@@ -85,7 +85,7 @@ impl Inner {
             inner: self,
             tickets: Some(tickets),
         };
-        let result = self.store.commit(commit).await;
+        let result = self.store_commit(commit).await;
         let Some(tickets) = abandoned.tickets.take() else {
             return result;
         };

@@ -62,7 +62,7 @@ impl Inner {
             return Ok(page);
         }
         let bytes = self
-            .store
+            .store()?
             .get_page(id)
             .await?
             .ok_or_else(|| Error::corruption("missing").context(id))?;

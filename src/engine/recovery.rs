@@ -307,7 +307,7 @@ impl Inner {
             ssts_reserved_until: 0,
         };
         Ok(Inner {
-            store,
+            store: Cell::new(Some(store)),
             clock,
             options,
             state: RefCell::new(state),

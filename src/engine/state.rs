@@ -10,7 +10,7 @@
 //!
 //! - `recovery.rs`: `open`, which builds the state;
 //! - `db/mod.rs`: `Db::close`: `closing`, `closed`, then [`State::release_data`] and the `Inner`
-//!   fields `expire_hook` and `reclaim_listener` emptied;
+//!   fields `store`, `expire_hook` and `reclaim_listener` emptied;
 //! - `write/mod.rs`: `write_ops`, `write_ops_prefetched`, `read_snapshot`; hands out `last_seq`,
 //!   inserts into `active` (and the new versions of keys `rows` holds), appends to the pending `wal`;
 //! - `group_commit.rs`: `wait_durable`, `drain_wal`; makes `wal` durable, or rolls `active` back
@@ -53,7 +53,7 @@ use super::wal::WalState;
 use crate::clock::MonotonicClock;
 use crate::error::{Error, Result};
 use crate::format::Manifest;
-use crate::store::PageStore;
+use crate::store::{Commit, PageStore};
 
 /// A memtable that no longer takes writes and waits to be flushed.
 pub(crate) struct Frozen {
@@ -275,7 +275,10 @@ impl State {
 
 /// What every handle and future of one open database shares.
 pub(crate) struct Inner {
-    pub store: Rc<dyn PageStore>,
+    /// The store, until `Db::close` lets go of it ([`Inner::store`]): a closed handle the app
+    /// keeps then keeps none of the store's data alive (a destroyed memory store's pages go
+    /// with its last other holder).
+    pub store: Cell<Option<Rc<dyn PageStore>>>,
     pub clock: MonotonicClock,
     pub options: DbOptions,
     pub state: RefCell<State>,
@@ -302,6 +305,30 @@ pub(crate) struct Inner {
     /// (`compaction/job.rs`).
     #[cfg(feature = "threads")]
     pub compaction_job: RefCell<Option<crate::engine::compaction::RunningJob>>,
+}
+
+impl Inner {
+    /// The store, or `Closed` once the database let go of it (`Db::close`). Taken out (not
+    /// borrowed) by a caller that awaits it.
+    pub(crate) fn store(&self) -> Result<Rc<dyn PageStore>> {
+        let store = self.store.take();
+        let copy = store.clone();
+        self.store.set(store);
+        copy.ok_or_else(Error::closed)
+    }
+
+    /// Commit `commit` to the store (`Closed` once the database let go of it).
+    pub(crate) async fn store_commit(&self, commit: Commit) -> Result<()> {
+        self.store()?.commit(commit).await
+    }
+
+    /// Let the host run other work a while, as the store does it (at once once the database
+    /// let go of its store).
+    pub(crate) async fn yield_to_host(&self) {
+        if let Ok(store) = self.store() {
+            store.yield_now().await;
+        }
+    }
 }
 
 /// Keeps a read point pinned (see [`State::pin`]) for as long as it lives.

@@ -131,7 +131,7 @@ impl Inner {
         while let Some(next) = cursor.next(self).await? {
             merge.add(next)?;
             if slices.turn_due(merge.written()) {
-                self.store.yield_now().await;
+                self.yield_to_host().await;
             }
         }
         let merged = merge.finish();

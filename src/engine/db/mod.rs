@@ -255,7 +255,8 @@ impl Db {
     /// Commit pending writes and close. Later calls fail with
     /// [`ErrorKind::Closed`](crate::ErrorKind::Closed). The handle then holds none of the data
     /// (memtables, SSTs, caches: the store keeps what a reopen needs; its [`stats`](Self::stats)
-    /// show none) and neither of the hooks set on it, however long it is kept.
+    /// show none), not the store itself and neither of the hooks set on it, however long it is
+    /// kept.
     pub async fn close(&self) -> Result<()> {
         {
             let mut st = self.inner.state.borrow_mut();
@@ -278,8 +279,11 @@ impl Db {
             // Nothing of the data stays with a handle the app may keep for long after.
             st.release_data();
         }
-        // Nor the app's hooks: one that holds the handle (a JavaScript closure reaching the
-        // object that owns this handle) would keep both alive for good, the data with them.
+        // Nor the store (a memory store's pages live on with whoever else holds it: its
+        // registry until `destroy`), nor the app's hooks: one that holds the handle (a
+        // JavaScript closure reaching the object that owns this handle) would keep both alive
+        // for good, the data with them.
+        self.inner.store.set(None);
         *self.inner.expire_hook.borrow_mut() = None;
         *self.inner.reclaim_listener.borrow_mut() = None;
         // A compaction merging on its own thread is dropped: nothing of it was written, and
