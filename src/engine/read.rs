@@ -62,7 +62,8 @@ impl Inner {
             return Ok(page);
         }
         let bytes = self
-            .store()?
+            .store()
+            .ok_or_else(Error::closed)?
             .get_page(id)
             .await?
             .ok_or_else(|| Error::corruption("missing").context(id))?;

@@ -24,7 +24,7 @@ impl Inner {
             return Some(Ok(page));
         }
         let id = PageId::sst_data(sst.id(), index);
-        let bytes = self.store().ok()?.shared_page(id)?;
+        let bytes = self.store()?.shared_page(id)?;
         let page = DataPage::decode_trusted(bytes).map_err(|e| e.context(id));
         if let Ok(page) = &page {
             sst.keep_shared_page(index, page.clone());

@@ -161,10 +161,9 @@ impl State {
     /// this; a read already under way goes on with the memtables and version it took.
     pub(crate) fn release_data(&mut self) {
         debug_assert!(self.closed, "only a closed database lets go of its data");
-        let empty = Memtable::following(&self.active.borrow());
-        self.active = Rc::new(RefCell::new(empty));
+        self.active = Rc::default();
         self.frozen = Vec::new();
-        self.version = Rc::new(Version::default());
+        self.version = Rc::default();
         // Caches of no room: a read that was under way at the close fills nothing anew.
         self.cache = PageCache::new(0);
         self.rows = RowCache::new(0);
@@ -308,24 +307,24 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
-    /// The store, or `Closed` once the database let go of it (`Db::close`). Taken out (not
+    /// The store, `None` once the database let go of it (`Db::close`). Taken out (not
     /// borrowed) by a caller that awaits it.
-    pub(crate) fn store(&self) -> Result<Rc<dyn PageStore>> {
+    pub(crate) fn store(&self) -> Option<Rc<dyn PageStore>> {
         let store = self.store.take();
         let copy = store.clone();
         self.store.set(store);
-        copy.ok_or_else(Error::closed)
+        copy
     }
 
     /// Commit `commit` to the store (`Closed` once the database let go of it).
     pub(crate) async fn store_commit(&self, commit: Commit) -> Result<()> {
-        self.store()?.commit(commit).await
+        self.store().ok_or_else(Error::closed)?.commit(commit).await
     }
 
     /// Let the host run other work a while, as the store does it (at once once the database
     /// let go of its store).
     pub(crate) async fn yield_to_host(&self) {
-        if let Ok(store) = self.store() {
+        if let Some(store) = self.store() {
             store.yield_now().await;
         }
     }
