@@ -69,7 +69,11 @@ impl Inner {
             .ok_or_else(|| Error::corruption("missing").context(id))?;
         let page = DataPage::decode(bytes).map_err(|e| e.context(id))?;
         if fill == CacheFill::Keep {
-            self.state.borrow_mut().cache.insert(id, page.clone());
+            let mut st = self.state.borrow_mut();
+            // A closed database keeps no page, not even the one a cache of no room keeps.
+            if !st.closed {
+                st.cache.insert(id, page.clone());
+            }
         }
         Ok(page)
     }

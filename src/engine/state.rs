@@ -164,7 +164,8 @@ impl State {
         self.active = Rc::default();
         self.frozen = Vec::new();
         self.version = Rc::default();
-        // Caches of no room: a read that was under way at the close fills nothing anew.
+        // Caches of no room (and `load_page` keeps no page once closed): a read that was under
+        // way at the close fills nothing anew.
         self.cache = PageCache::new(0);
         self.rows = RowCache::new(0);
         self.obsolete = Vec::new();

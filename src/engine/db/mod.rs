@@ -155,11 +155,7 @@ impl Db {
 
     /// Set (or clear) the function called for each key about to be removed because it expired;
     /// a returned [`Replacement`](super::options::Replacement) rewrites the key instead.
-    /// A closed handle keeps none (see [`close`](Self::close)).
     pub fn set_expire_hook(&self, hook: Option<ExpireHook>) {
-        if self.inner.state.borrow().closed {
-            return;
-        }
         *self.inner.expire_hook.borrow_mut() = hook;
     }
 
@@ -173,11 +169,7 @@ impl Db {
     /// purges as to any other.
     ///
     /// [`ErrorKind::QuotaExceeded`]: crate::ErrorKind::QuotaExceeded
-    /// A closed handle keeps none (see [`close`](Self::close)).
     pub fn set_reclaim_listener(&self, listener: Option<ReclaimListener>) {
-        if self.inner.state.borrow().closed {
-            return;
-        }
         *self.inner.reclaim_listener.borrow_mut() = listener;
     }
 
@@ -273,6 +265,11 @@ impl Db {
             Ok(()) => self.inner.persist_clock_seed().await,
             Err(e) => Err(e),
         };
+        // A reclaim or a purge under way ends on the state it began with (its writes fail: the
+        // database is closing), and a reclaim's expire events still reach its listener. One
+        // lock at a time: a reclaim takes the purge lock inside its own.
+        drop(self.inner.reclaim_lock.lock().await);
+        let _purges = self.inner.purge_lock.lock().await;
         {
             let mut st = self.inner.state.borrow_mut();
             st.closed = true;
