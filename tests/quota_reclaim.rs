@@ -1,8 +1,8 @@
 //! A call that finds the store full reclaims what expired data holds (purges every due key,
 //! compacts) and tries once more: a write that fits then succeeds, one that still does not fit
 //! fails with `QuotaExceeded` having written nothing, and every expired key's event is delivered
-//! once, to the reclaim listener or with the next purge report. A reclaim step that fails does not
-//! change the caller's error.
+//! once, to the reclaim listener or with the next purge report (also when the database closes
+//! while the reclaim runs). A reclaim step that fails does not change the caller's error.
 
 mod common;
 use common::*;
@@ -608,4 +608,55 @@ fn a_storage_failure_on_the_try_after_a_reclaim_is_still_the_store_being_full_wi
 fn any_other_failure_on_the_try_after_a_reclaim_is_the_callers_as_it_is() {
     let (error, _, _) = put_on_a_store_that_refuses_once_full(ErrorKind::Fenced);
     assert_eq!(error.kind(), ErrorKind::Fenced, "{error}");
+}
+
+/// A put finds the store full and reclaims; the app closes the database after `polls` turns,
+/// somewhere in that reclaim. Returns the events the listener got before the close returned,
+/// those a purge reports after a reopen, and whether the close began after the reclaim's purge
+/// was committed but before the reclaim ended (the put then fails `Closed`).
+fn close_during_a_reclaim(polls: usize) -> (Vec<ExpiredEntry>, Vec<ExpiredEntry>, bool) {
+    let (db, store, clock) = full_of_expired_keys();
+    let reports = listen(&db);
+    disk(&store).set_latency(2);
+    let (put, closed) = run(futures::future::join(db.put(b"big", &[7u8; BIG]), async {
+        for _ in 0..polls {
+            yield_once().await;
+        }
+        db.close().await
+    }));
+    closed.unwrap();
+    if let Err(e) = &put {
+        assert_eq!(e.kind(), ErrorKind::Closed, "{e}");
+    }
+    let listened = events_of(&reports.borrow());
+    let mid_reclaim = put.is_err() && !listened.is_empty();
+    drop(db);
+    disk(&store).set_latency(0);
+    disk(&store).set_quota(None);
+    let db = Db::open(disk(&store).clone(), clock, DbOptions::default());
+    let after = run(async {
+        let db = db.await.unwrap();
+        db.purge_expired(1_000).await.unwrap().expired
+    });
+    (listened, after, mid_reclaim)
+}
+
+#[test]
+fn a_reclaim_under_way_when_its_database_closes_still_delivers_every_event_it_purged() {
+    let mut mid_reclaim = 0;
+    for polls in 0..120 {
+        let (listened, after, mid) = close_during_a_reclaim(polls);
+        let mut all = listened.clone();
+        all.extend(after);
+        assert_eq!(
+            keys_of(&all),
+            all_keys(),
+            "closed after {polls} polls: every event once, to the listener or after a reopen"
+        );
+        mid_reclaim += usize::from(mid);
+    }
+    assert!(
+        mid_reclaim > 0,
+        "some close began in the middle of a reclaim"
+    );
 }
