@@ -249,10 +249,14 @@ impl Db {
     /// (memtables, SSTs, caches: the store keeps what a reopen needs; its [`stats`](Self::stats)
     /// show none), not the store itself and neither of the hooks set on it, however long it is
     /// kept.
+    ///
+    /// A close beside one still running, or after one whose future was dropped half-way (a
+    /// caller's timeout), does the work again (each step finds done what the other did) and
+    /// returns, as the other does, once the database is closed.
     pub async fn close(&self) -> Result<()> {
         {
             let mut st = self.inner.state.borrow_mut();
-            if st.closed || st.closing {
+            if st.closed {
                 return Ok(());
             }
             // From here on writes are refused, so nothing is accepted that the drain misses.
@@ -272,6 +276,11 @@ impl Db {
         let _purges = self.inner.purge_lock.lock().await;
         {
             let mut st = self.inner.state.borrow_mut();
+            if st.closed {
+                // A close beside this one finished first (this one's seal may have found the
+                // database closed): the database is closed, as that close reported.
+                return Ok(());
+            }
             st.closed = true;
             // Nothing of the data stays with a handle the app may keep for long after.
             st.release_data();
