@@ -11,7 +11,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use common::{fresh, reopen, run, T0};
+use common::{fail_commit, fresh, open_faulty, reopen, run, T0};
 use ttlkv::{
     DbOptions, Durability, ErrorKind, ExpireCondition, GetExOptions, PutOptions, ScanOptions,
     WriteBatch,
@@ -230,4 +230,77 @@ fn two_closes_side_by_side_both_return_once_every_write_is_committed() {
             );
         }
     }
+}
+
+/// Options for a compaction long enough to give the host many turns: two flushes of 4,096 rows
+/// of about 220 bytes, merged in slices of 16 KiB.
+fn long_compaction() -> DbOptions {
+    DbOptions {
+        durability: Durability::Relaxed,
+        work_slice_bytes: 16 * 1024,
+        memtable_flush_bytes: 64 * 1024 * 1024,
+        memtable_stall_bytes: 64 * 1024 * 1024,
+        l0_compaction_trigger: 100,
+        ..DbOptions::default()
+    }
+}
+
+#[test]
+fn a_compaction_under_way_when_a_close_fails_to_commit_still_gives_the_host_its_turns() {
+    let (db, store, clock) = open_faulty(long_compaction());
+    let key = |i: usize| format!("key-{i:06}").into_bytes();
+    run(async {
+        for round in 1..=2u8 {
+            for start in (0..4096).step_by(256) {
+                let mut batch = WriteBatch::new();
+                for i in start..start + 256 {
+                    batch.put(&key(i), &[round; 200]);
+                }
+                db.write(batch).await.unwrap();
+            }
+            db.flush().await.unwrap();
+        }
+    });
+    store.inner().reset_counters();
+    // Each turn given to the host (and each store operation) takes one poll more.
+    store.inner().set_latency(1);
+    let mut compact = Box::pin(db.compact());
+    while store.inner().yields() < 2 {
+        assert!(poll_once(compact.as_mut()).is_pending());
+    }
+    // Merging: a relaxed write beside it, then a close whose commit of that write fails.
+    run(db.put(b"pending", b"v")).unwrap();
+    fail_commit(&store, 1);
+    let (compacted, closed) = run(futures::future::join(compact, db.close()));
+    let e = closed.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Storage, "{e}");
+    drop(db);
+    let db = reopen(store.inner(), &clock, long_compaction());
+    // The merge gave the host its turns to the end, as any merge does: it went on while the
+    // close waited for it (its first step's SST committed), not after the close had let go of
+    // the store it yields through (2 turns so, and the merge's commit failed `Closed`).
+    // SSTs 1 and 2 are the flushes'; what the compaction wrote has higher ids.
+    let written: Vec<u64> = db
+        .stats()
+        .levels
+        .iter()
+        .flat_map(|l| &l.ssts)
+        .filter(|s| s.id > 2)
+        .map(|s| s.bytes)
+        .collect();
+    assert!(
+        !written.is_empty(),
+        "the compaction committed its first step"
+    );
+    let output: u64 = written.iter().sum();
+    assert!(
+        store.inner().yields() + 1 >= output / (16 * 1024),
+        "{} turns for {output} bytes merged in slices of 16 KiB (compaction: {compacted:?})",
+        store.inner().yields()
+    );
+    for i in (0..4096).step_by(97) {
+        assert_eq!(run(db.get(&key(i))).unwrap(), Some(vec![2; 200]));
+    }
+    // Its commit failed, and the close said so.
+    assert_eq!(run(db.get(b"pending")).unwrap(), None);
 }

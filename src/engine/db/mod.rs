@@ -264,11 +264,11 @@ impl Db {
         }
         let drained = self.inner.drain_wal().await;
         // Time seen by reads alone is in no WAL record: store it, so the clock does not go
-        // backwards across a reopen even if the wall clock does.
-        let sealed = match drained {
-            Ok(()) => self.inner.persist_clock_seed().await,
-            Err(e) => Err(e),
-        };
+        // backwards across a reopen even if the wall clock does. Also after a failed drain (the
+        // argument is run either way; the drain's error comes first): the seed's commit waits
+        // for the manifest lock, so a flush or compaction under way ends first, giving the host
+        // its turns through the store, not after the close let go of it.
+        let sealed = drained.and(self.inner.persist_clock_seed().await);
         // A reclaim or a purge under way ends on the state it began with (its writes fail: the
         // database is closing), and a reclaim's expire events still reach its listener. One
         // lock at a time: a reclaim takes the purge lock inside its own.
