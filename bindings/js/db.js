@@ -245,15 +245,18 @@ export class Db {
 
   async close() {
     const shared = this.#shared;
-    if (shared.closed) return;
+    // A close beside one under way (or after it) waits for it; its failure is that caller's.
+    if (shared.closed) return shared.closing?.catch(() => {});
     shared.stop();
-    try {
-      if (shared.tabs !== undefined) await shared.tabs.close();
-      else await shared.local?.close();
-    } finally {
-      // Also when the engine's close failed: a lease kept renewing would lock every other tab out.
-      await shared.lease?.release();
-    }
+    return (shared.closing = (async () => {
+      try {
+        if (shared.tabs !== undefined) await shared.tabs.close();
+        else await shared.local?.close();
+      } finally {
+        // Also when the engine's close failed: a lease kept renewing would lock every other tab out.
+        await shared.lease?.release();
+      }
+    })());
   }
 }
 

@@ -778,8 +778,10 @@ export interface Db {
    */
   off(event: "expire", listener: ExpireListener): void;
   /**
-   * Close the database (every handle of it): stop maintenance and release the storage. Closing
-   * again does nothing; every other method then rejects with `CLOSED`.
+   * Close the database (every handle of it): stop maintenance, commit pending relaxed writes and
+   * release the storage. Closing again, also while a close is under way, does nothing but wait for
+   * that close to finish (resolving even if it failed: its error goes to its own caller); every
+   * other method then rejects with `CLOSED`.
    *
    * @throws {@link TtlKvError} rejects with `STORAGE` (or `FENCED`, `QUOTA_EXCEEDED`) if committing
    *   pending writes fails.

@@ -60,7 +60,7 @@ export class Shared {
   useRemote(remote) {
     this.local = undefined;
     this.endpoint = remote;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    clearTimeout(this.timer);
     this.timer = undefined;
     this.armedFor = undefined;
   }
@@ -124,7 +124,7 @@ export class Shared {
     const next = local.root.nextWakeupMs();
     if (next === null || next === undefined) return;
     if (this.timer !== undefined && this.armedFor !== undefined && this.armedFor <= next) return;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    clearTimeout(this.timer);
     const now = local.root.now();
     // After a failed step (storage failing, a clock reading that is no plausible time) the next
     // waits a while: its wake-up is due at once, and retrying at once would spin.
@@ -132,10 +132,8 @@ export class Shared {
     this.armedFor = next;
     this.firesAt = now + delay;
     this.timer = setTimeout(() => this.run(), delay);
-    // The timer never keeps a Node process alive on its own.
-    if (typeof this.timer === "object" && this.timer && typeof this.timer.unref === "function") {
-      this.timer.unref();
-    }
+    // The timer never keeps a Node process alive on its own (elsewhere a timer is a number).
+    this.timer.unref?.();
   }
 
   /** Run one maintenance step; the Promise settles (never rejects) when it is done. */
@@ -163,7 +161,7 @@ export class Shared {
 
   stop() {
     this.closed = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    clearTimeout(this.timer);
     this.timer = undefined;
   }
 }

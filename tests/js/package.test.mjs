@@ -504,6 +504,46 @@ test("clear() empties one keyspace in one commit, whatever its size; the handle 
   await reopened.close();
 });
 
+test("a close() beside one under way resolves once that one has committed, and is not failed by its failure", async () => {
+  const clock = fakeClock();
+  for (const fails of [false, true]) {
+    const adapter = mapAdapter();
+    // Once `gate` is set, the adapter's commits wait until it is let through (and then fail, in
+    // the second round).
+    let gate;
+    const commit = adapter.commit;
+    adapter.commit = async function (c) {
+      if (gate !== undefined) {
+        await gate;
+        if (fails) throw new Error("the disk went away");
+      }
+      return commit.call(this, c);
+    };
+    const db = await open(`close-twice-${fails}`, { storage: adapter, clock, maintenance: "manual", durability: "relaxed" });
+    await db.put("k", "v");
+    let letThrough;
+    gate = new Promise((resolve) => (letThrough = resolve));
+    const settled = [];
+    const first = db.close().then(
+      () => settled.push("first"),
+      (e) => settled.push(`first ${e.code}`),
+    );
+    const second = db.close().then(() => settled.push("second"));
+    for (let i = 0; i < 100; i++) await null;
+    assert.deepEqual(settled, [], "neither close answers while the commit waits");
+    letThrough();
+    await Promise.all([first, second]);
+    assert.deepEqual(settled.sort(), [fails ? "first STORAGE" : "first", "second"]);
+    await assert.rejects(db.get("k"), { code: "CLOSED" });
+    gate = undefined;
+    if (!fails) {
+      const reopened = await open("close-twice-false", { storage: adapter, clock, maintenance: "manual" });
+      assert.equal(await reopened.get("k"), "v");
+      await reopened.close();
+    }
+  }
+});
+
 test("namespace() handles made by the thousand do not pile up engine handles", async () => {
   const { db } = await fresh();
   for (let i = 0; i < 50_000; i++) await db.namespace("hot").put("k", i);
