@@ -110,7 +110,8 @@ export async function openDb(name, options) {
     try {
       await shared.tabs.start();
     } catch (e) {
-      await shared.tabs.close();
+      // The start's error is the one to report, not a close's after it.
+      await shared.tabs.close().catch(() => {});
       throw asTtlKvError(e);
     }
   } else if (storage === "indexeddb") {

@@ -275,7 +275,10 @@ export class Tabs {
     }
   }
 
-  /** Leave: fail what is still waiting, give the role up, stop listening. */
+  /**
+   * Leave: fail what is still waiting, close the engine if this context is the writer (rejecting
+   * as its close does: committing pending writes failed), give the role up, stop listening.
+   */
   async close() {
     if (this.closed) return;
     for (const call of this.pending.values()) {
@@ -283,13 +286,15 @@ export class Tabs {
       call.reject(new TtlKvError("CLOSED", "the database is closed"));
     }
     this.pending.clear();
-    const local = this.shared.local;
-    if (local !== undefined) await local.close().catch(() => {});
-    this.shared.local = undefined;
-    this.closed = true;
-    this.channel.close();
-    this.release?.();
-    // A request still queued would hold this context in memory, and be granted to no one.
-    this.leaving.abort();
+    try {
+      await this.shared.local?.close();
+    } finally {
+      this.shared.local = undefined;
+      this.closed = true;
+      this.channel.close();
+      this.release?.();
+      // A request still queued would hold this context in memory, and be granted to no one.
+      this.leaving.abort();
+    }
   }
 }

@@ -120,6 +120,19 @@ test("a FENCED or CLOSED answer from a writer that is going away leaves the forw
   }
 });
 
+test("a writer tab's close rejects as its engine's close does (pending writes not committed), and still leaves", async () => {
+  // With many tabs the app's close() is the Tabs' close: a writer's failure to commit what it
+  // accepted must reach the app, as it does without tabs, not pass as a clean close.
+  const { Tabs } = await import("../../bindings/js/tabs.js");
+  const failing = { close: () => Promise.reject(new TtlKvError("STORAGE", "the disk went away")) };
+  const shared = { useRemote() {}, emit() {}, local: failing };
+  const tabs = new Tabs(`leave-${n++}`, shared, async () => failing, 60_000);
+  await rejects(tabs.close(), "STORAGE");
+  assert.equal(shared.local, undefined, "the engine is let go of");
+  await rejects(tabs.forward({ ns: null, method: "get", args: [] }), "CLOSED");
+  await tabs.close();
+});
+
 // Both engines: the browser's, and the server's, whose get answers a key its row cache holds at
 // once (the second read of each key below), decoding the value from the cache.
 const serverWasm = await import("../../bindings/js/pkg-server/ttlkv_web.js");
