@@ -245,8 +245,8 @@ export class Db {
 
   async close() {
     const shared = this.#shared;
-    // A close beside one under way (or after it) waits for it; its failure is that caller's.
-    if (shared.closed) return shared.closing?.catch(() => {});
+    // A close beside one under way (or after it) waits for it and shares its outcome.
+    if (shared.closed) return shared.closing;
     shared.stop();
     return (shared.closing = (async () => {
       try {

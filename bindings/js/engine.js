@@ -218,9 +218,8 @@ export class LocalEndpoint {
 
   release(id) {
     const snapshot = this.snapshots.get(id);
-    if (snapshot === undefined) return;
     this.snapshots.delete(id);
-    snapshot.release();
+    snapshot?.release();
   }
 
   close() {

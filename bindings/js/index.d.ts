@@ -282,7 +282,9 @@ export interface OpenOptions {
   /**
    * `"durable"` (default): a write resolves after its commit to storage (concurrent writes share
    * one commit); `"relaxed"`: a write resolves at once and is committed by the next maintenance
-   * step, `flush()`, durable write or `close()` (a crash before that loses it).
+   * step, `flush()`, durable write or `close()` (a crash before that loses it; if that commit
+   * fails, the writes it held are lost, and every later write and `close()` reject with its
+   * error until the database is opened again).
    */
   durability?: "durable" | "relaxed" | undefined;
   /**
@@ -780,8 +782,7 @@ export interface Db {
   /**
    * Close the database (every handle of it): stop maintenance, commit pending relaxed writes and
    * release the storage. Closing again, also while a close is under way, does nothing but wait for
-   * that close to finish (resolving even if it failed: its error goes to its own caller); every
-   * other method then rejects with `CLOSED`.
+   * that close and settle as it did; every other method then rejects with `CLOSED`.
    *
    * @throws {@link TtlKvError} rejects with `STORAGE` (or `FENCED`, `QUOTA_EXCEEDED`) if committing
    *   pending writes fails.

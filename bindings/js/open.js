@@ -55,7 +55,7 @@ export async function openDb(name, options) {
   if (typeof name !== "string" || name.length === 0) throw invalid("a database name is a non-empty string");
   const o = plainOptions(options, "open options");
   checkKnown(o, OPEN_OPTIONS, "open");
-  if (o.defaultTtlMs !== undefined && o.defaultTtlMs !== null) positiveInt(o.defaultTtlMs, "defaultTtlMs");
+  if (o.defaultTtlMs != null) positiveInt(o.defaultTtlMs, "defaultTtlMs");
   if (o.clock !== undefined && typeof o.clock !== "function") throw invalid("clock must be a function");
   if (o.onExpire !== undefined && typeof o.onExpire !== "function") throw invalid("onExpire must be a function");
   if (o.maintenance !== undefined && o.maintenance !== "auto" && o.maintenance !== "manual") {

@@ -122,8 +122,9 @@ export class Shared {
     // A read brings no work forward, and asking the engine costs a look at every table.
     if (afterRead) return;
     const next = local.root.nextWakeupMs();
-    if (next === null || next === undefined) return;
-    if (this.timer !== undefined && this.armedFor !== undefined && this.armedFor <= next) return;
+    if (next == null) return;
+    // An armed timer (`armedFor` is set exactly while one is) as early as this needs nothing.
+    if (this.armedFor <= next) return;
     clearTimeout(this.timer);
     const now = local.root.now();
     // After a failed step (storage failing, a clock reading that is no plausible time) the next
@@ -159,9 +160,9 @@ export class Shared {
     return step;
   }
 
+  /** For good: a closed database schedules and runs nothing again. */
   stop() {
     this.closed = true;
     clearTimeout(this.timer);
-    this.timer = undefined;
   }
 }

@@ -21,8 +21,7 @@ export function tabsSupported() {
   return (
     typeof BroadcastChannel === "function" &&
     typeof navigator !== "undefined" &&
-    navigator.locks !== undefined &&
-    typeof navigator.locks.request === "function"
+    typeof navigator.locks?.request === "function"
   );
 }
 

@@ -15,7 +15,8 @@
 //!
 //! If a WAL commit fails (or its future is dropped before it finishes), every write not yet durable
 //! is rolled back out of the memtable and its ticket gets the error: the visible state returns to
-//! the last durable one, nothing half-written.
+//! the last durable one, nothing half-written. A failed commit of relaxed writes (no tickets) also
+//! stops every later write, and the close, with its error (`State::fenced`).
 //!
 //! [`PageStore::commit`]: crate::store::PageStore::commit
 
@@ -101,6 +102,14 @@ impl Inner {
                 Err(e) => {
                     for t in &tickets {
                         t.resolve(Err(e.clone()));
+                    }
+                    // A group of relaxed writes has no writer waiting to hear of it: they were
+                    // acknowledged and are now lost. Later writes landing would keep them and
+                    // lose the ones before them, which no crash does: every later write, and
+                    // the close, fail with this error, as for a fenced writer, until a reopen
+                    // (which recovers what is durable). Durable writers were each told.
+                    if tickets.is_empty() {
+                        st.fenced = Some(e.clone());
                     }
                     roll_back(&mut st, e);
                 }

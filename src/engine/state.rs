@@ -68,7 +68,8 @@ pub(crate) struct State {
     pub closed: bool,
     /// `close()` has begun: no new writes are accepted, reads still are.
     pub closing: bool,
-    /// Set once a commit found another writer in charge; every later write fails with it
+    /// Set once a commit found another writer in charge, or a commit of relaxed writes failed
+    /// (they are lost); every later write fails with it, and so does the close
     /// ([`State::note_failure`], by `commit.rs` and `group_commit.rs`).
     pub fenced: Option<Error>,
     /// The highest sequence number handed out (by the write path, `write/mod.rs`).
