@@ -120,7 +120,7 @@ test("a FENCED or CLOSED answer from a writer that is going away leaves the forw
   }
 });
 
-test("a writer tab's close rejects as its engine's close does (pending writes not committed), and still leaves", async () => {
+test("a writer tab's close rejects as its engine's close does (pending writes not committed), and the tab is closed after it", async () => {
   // With many tabs the app's close() is the Tabs' close: a writer's failure to commit what it
   // accepted must reach the app, as it does without tabs, not pass as a clean close.
   const { Tabs } = await import("../../bindings/js/tabs.js");
