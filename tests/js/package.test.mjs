@@ -1172,6 +1172,36 @@ test("an engine that cannot be loaded is UNSUPPORTED with its cause, and the nex
   });
 });
 
+test("relaxed writes lost to a failed commit make later writes and close() reject with its error; reopened, the database takes writes again", async () => {
+  const adapter = mapAdapter();
+  const clock = fakeClock();
+  let failing = false;
+  const commit = adapter.commit.bind(adapter);
+  adapter.commit = async (c) => {
+    if (failing) throw new Error("the disk is gone");
+    return commit(c);
+  };
+  const name = `lost-${n++}`;
+  const db = await open(name, { storage: adapter, clock, maintenance: "manual", durability: "relaxed" });
+  await db.put("kept", "v");
+  await db.flush();
+  await db.put("lost", "v");
+  failing = true;
+  await assert.rejects(db.flush(), { code: "STORAGE" });
+  failing = false;
+  // The relaxed write was acknowledged and is gone: no later write may land after it.
+  assert.equal(await db.get("lost"), undefined);
+  await assert.rejects(db.put("after", "v"), { code: "STORAGE" });
+  assert.equal(await db.get("kept"), "v", "reads go on");
+  await assert.rejects(db.close(), { code: "STORAGE" });
+  const reopened = await open(name, { storage: adapter, clock, maintenance: "manual", durability: "relaxed" });
+  assert.equal(await reopened.get("kept"), "v");
+  assert.equal(await reopened.get("lost"), undefined);
+  assert.equal(await reopened.get("after"), undefined);
+  await reopened.put("again", "v");
+  await reopened.close();
+});
+
 test("a maintenance step that failed is not retried at every call while storage keeps failing", async () => {
   const adapter = mapAdapter();
   const clock = fakeClock();
