@@ -11,7 +11,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use common::{fail_commit, fresh, open_faulty, reopen, run, T0};
+use common::{fail_commit, fresh, open_faulty, relaxed, reopen, run, T0};
 use ttlkv::{
     DbOptions, Durability, ErrorKind, ExpireCondition, GetExOptions, PutOptions, ScanOptions,
     WriteBatch,
@@ -121,13 +121,6 @@ fn every_call_on_a_closed_database_fails_closed_on_each_of_its_handles() {
     // The due keys were never purged by the calls on the closed handle: a purge now reports them.
     let report = run(db.purge_expired(100)).unwrap();
     assert_eq!(report.expired.len(), 2, "{report:?}");
-}
-
-fn relaxed() -> DbOptions {
-    DbOptions {
-        durability: Durability::Relaxed,
-        ..DbOptions::default()
-    }
 }
 
 /// Poll `future` once, as an executor would that is then dropped.

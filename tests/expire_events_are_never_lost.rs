@@ -14,13 +14,6 @@ use ttlkv::{
     MAX_VALUE_LEN,
 };
 
-fn relaxed() -> DbOptions {
-    DbOptions {
-        durability: Durability::Relaxed,
-        ..DbOptions::default()
-    }
-}
-
 /// Keys reported by purging until nothing more is due.
 fn purge_all(db: &Db) -> Vec<Vec<u8>> {
     let mut keys = Vec::new();

@@ -10,8 +10,8 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 
-use common::{fresh, reopen, run};
-use ttlkv::{DbOptions, Durability, ErrorKind, PutOptions, WriteBatch};
+use common::{fresh, relaxed, reopen, run};
+use ttlkv::{DbOptions, ErrorKind, PutOptions, WriteBatch};
 
 /// Counts the bytes allocated now and the most ever allocated at once.
 struct CountingAllocator;
@@ -60,13 +60,6 @@ fn write_burst(db: &ttlkv::Db) {
             db.write(batch).await.unwrap();
         }
     });
-}
-
-fn relaxed() -> DbOptions {
-    DbOptions {
-        durability: Durability::Relaxed,
-        ..DbOptions::default()
-    }
 }
 
 #[test]

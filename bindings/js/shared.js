@@ -41,6 +41,8 @@ export class Shared {
     this.listeners = new Set();
     this.auto = options.maintenance !== "manual";
     this.closed = false;
+    // Once `closed`, `closing` is the Promise of the close (`Db.close`), which a close beside it
+    // or after it returns: one close, one outcome (set there, not here: what a browser loads).
     this.timer = undefined;
     this.armedFor = undefined;
     this.firesAt = undefined;

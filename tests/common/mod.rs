@@ -52,6 +52,14 @@ pub fn stored_rows(db: &Db) -> u64 {
         .sum()
 }
 
+/// The default options with relaxed durability: writes resolve at once and are committed in groups.
+pub fn relaxed() -> DbOptions {
+    DbOptions {
+        durability: ttlkv::Durability::Relaxed,
+        ..DbOptions::default()
+    }
+}
+
 /// Options that make flushes and compactions happen with little data.
 pub fn small() -> DbOptions {
     DbOptions {

@@ -19,13 +19,22 @@ export function mapAdapter() {
   const pages = new Map();
   let manifest = null;
   let commits = 0;
+  let failed = 0;
   const size = () => [...pages.values()].reduce((n, p) => n + p.length, 0) + (manifest ? manifest.bytes.length : 0);
   return {
     pages,
     /** Bytes the adapter may hold; a commit that would exceed it fails with QUOTA_EXCEEDED. */
     quota: Infinity,
+    /** While set, every commit first waits for this Promise (a commit held back). */
+    hold: null,
+    /** While set, every commit fails with this error, writing nothing (storage failing). */
+    failure: null,
     get commits() {
       return commits;
+    },
+    /** Commits failed with `failure`. */
+    get failed() {
+      return failed;
     },
     get bytes() {
       return size();
@@ -41,6 +50,11 @@ export function mapAdapter() {
       return [...pages.keys()].filter((k) => k.startsWith(prefix)).sort();
     },
     async commit({ expectedVersion, manifest: next, puts, deletes }) {
+      if (this.hold) await this.hold;
+      if (this.failure) {
+        failed++;
+        throw this.failure;
+      }
       const current = manifest ? manifest.version : 0;
       if (current !== expectedVersion) {
         throw Object.assign(new Error(`expected manifest ${expectedVersion}, found ${current}`), { code: "FENCED" });

@@ -508,21 +508,12 @@ test("a close() beside one under way settles once that one has committed, as it 
   const clock = fakeClock();
   for (const fails of [false, true]) {
     const adapter = mapAdapter();
-    // Once `gate` is set, the adapter's commits wait until it is let through (and then fail, in
-    // the second round).
-    let gate;
-    const commit = adapter.commit;
-    adapter.commit = async function (c) {
-      if (gate !== undefined) {
-        await gate;
-        if (fails) throw new Error("the disk went away");
-      }
-      return commit.call(this, c);
-    };
     const db = await open(`close-twice-${fails}`, { storage: adapter, clock, maintenance: "manual", durability: "relaxed" });
     await db.put("k", "v");
+    // The adapter's commits wait until let through (and then fail, in the second round).
     let letThrough;
-    gate = new Promise((resolve) => (letThrough = resolve));
+    adapter.hold = new Promise((resolve) => (letThrough = resolve));
+    if (fails) adapter.failure = new Error("the disk went away");
     const settled = [];
     const first = db.close().then(
       () => settled.push("first"),
@@ -538,7 +529,7 @@ test("a close() beside one under way settles once that one has committed, as it 
     await Promise.all([first, second]);
     assert.deepEqual(settled.sort(), fails ? ["first STORAGE", "second STORAGE"] : ["first", "second"]);
     await assert.rejects(db.get("k"), { code: "CLOSED" });
-    gate = undefined;
+    adapter.hold = adapter.failure = null;
     if (!fails) {
       const reopened = await open("close-twice-false", { storage: adapter, clock, maintenance: "manual" });
       assert.equal(await reopened.get("k"), "v");
@@ -924,16 +915,13 @@ test("a file adapter (node:fs) keeps data across reopen and finishes a commit a 
 
 test("a storage failure is STORAGE with the adapter's own error as cause", async () => {
   const adapter = mapAdapter();
-  const commit = adapter.commit;
-  let failure = null;
-  adapter.commit = (arg) => (failure ? Promise.reject(failure) : commit.call(adapter, arg));
   const db = await open("c", { storage: adapter, maintenance: "manual" });
-  failure = new Error("disk on fire");
+  const failure = (adapter.failure = new Error("disk on fire"));
   const e = await db.put("k", "v").catch((e) => e);
   assert.ok(e instanceof TtlKvError);
   assert.equal(e.code, "STORAGE");
   assert.equal(e.cause, failure);
-  failure = null;
+  adapter.failure = null;
   assert.equal(await db.get("k"), undefined, "nothing of the failed write is visible");
   await db.put("k", "v2");
   assert.equal(await db.get("k"), "v2");
@@ -1175,20 +1163,14 @@ test("an engine that cannot be loaded is UNSUPPORTED with its cause, and the nex
 test("relaxed writes lost to a failed commit make later writes and close() reject with its error; reopened, the database takes writes again", async () => {
   const adapter = mapAdapter();
   const clock = fakeClock();
-  let failing = false;
-  const commit = adapter.commit.bind(adapter);
-  adapter.commit = async (c) => {
-    if (failing) throw new Error("the disk is gone");
-    return commit(c);
-  };
   const name = `lost-${n++}`;
   const db = await open(name, { storage: adapter, clock, maintenance: "manual", durability: "relaxed" });
   await db.put("kept", "v");
   await db.flush();
   await db.put("lost", "v");
-  failing = true;
+  adapter.failure = new Error("the disk is gone");
   await assert.rejects(db.flush(), { code: "STORAGE" });
-  failing = false;
+  adapter.failure = null;
   // The relaxed write was acknowledged and is gone: no later write may land after it.
   assert.equal(await db.get("lost"), undefined);
   await assert.rejects(db.put("after", "v"), { code: "STORAGE" });
@@ -1205,14 +1187,6 @@ test("relaxed writes lost to a failed commit make later writes and close() rejec
 test("a maintenance step that failed is not retried at every call while storage keeps failing", async () => {
   const adapter = mapAdapter();
   const clock = fakeClock();
-  let failing = false;
-  let attempts = 0;
-  const commit = adapter.commit.bind(adapter);
-  adapter.commit = async (c) => {
-    if (!failing) return commit(c);
-    attempts++;
-    throw new Error("the disk is gone");
-  };
   // Durable: a failed commit of durable writes (the purge's) leaves the database writable, so a
   // step can be tried again (a failed commit of relaxed writes stops every later write instead).
   const db = await open(`spin-${n++}`, { storage: adapter, clock });
@@ -1224,23 +1198,23 @@ test("a maintenance step that failed is not retried at every call while storage 
   };
   try {
     await db.put("k", "v", { ttlMs: 100 });
-    failing = true;
+    adapter.failure = new Error("the disk is gone");
     // The key's purge is overdue: the next look at the timer starts the step, whose commit fails.
     clock.advance(200);
     await reads();
-    assert.equal(attempts, 1, "the overdue step ran, and failed");
+    assert.equal(adapter.failed, 1, "the overdue step ran, and failed");
     // Calls keep coming, 100 ms apart on the engine's clock: the failed step waits its second.
     for (let i = 0; i < 9; i++) {
       clock.advance(100);
       await reads();
     }
-    assert.equal(attempts, 1, "no retry at every call");
+    assert.equal(adapter.failed, 1, "no retry at every call");
     // Its second come, the step is tried again.
     clock.advance(200);
     await reads();
-    assert.equal(attempts, 2, "tried again after its second");
+    assert.equal(adapter.failed, 2, "tried again after its second");
   } finally {
-    failing = false;
+    adapter.failure = null;
     await db.close().catch(() => {});
   }
 });
