@@ -2,6 +2,7 @@
 // scripts/build-package.sh as shell-safe lines:
 //   crate <path>
 //   target <wasm-bindgen target> <out_dir> <cargo profile> <features, comma-separated, or ->
+//          <the target's wasm-opt flags after the common ones, comma-separated, or ->
 //                                                                 (one per [[target]])
 //   wasm_opt <enabled: true|false> <tool>
 //   wasm_opt_flag <flag>                                          (one per flag)
@@ -20,6 +21,7 @@ function field(table, key, type, where) {
 }
 
 const lines = [`crate ${field(matrix.crate, "path", "string", "crate")}`];
+const isFlags = (flags) => Array.isArray(flags) && flags.every((f) => typeof f === "string" && /^--?[\w=.-]+$/.test(f));
 const targets = matrix.target;
 if (!Array.isArray(targets) || targets.length === 0) throw new Error("build.toml: at least one [[target]]");
 targets.forEach((t, i) => {
@@ -29,12 +31,14 @@ targets.forEach((t, i) => {
   if (!Array.isArray(features) || !features.every((f) => typeof f === "string" && /^[\w-]+$/.test(f))) {
     throw new Error(`build.toml: ${where}.features must be a list of cargo feature names`);
   }
-  lines.push(`target ${field(t, "name", "string", where)} ${field(t, "out_dir", "string", where)} ${profile} ${features.join(",") || "-"}`);
+  const extra = t.wasm_opt_flags ?? [];
+  if (!isFlags(extra)) throw new Error(`build.toml: ${where}.wasm_opt_flags must be a list of command-line flags`);
+  lines.push(`target ${field(t, "name", "string", where)} ${field(t, "out_dir", "string", where)} ${profile} ${features.join(",") || "-"} ${extra.join(",") || "-"}`);
 });
 const opt = matrix.wasm_opt;
 lines.push(`wasm_opt ${field(opt, "enabled", "boolean", "wasm_opt")} ${field(opt, "tool", "string", "wasm_opt")}`);
 const flags = opt.flags;
-if (!Array.isArray(flags) || !flags.every((f) => typeof f === "string" && /^--?[\w=.-]+$/.test(f))) {
+if (!isFlags(flags)) {
   throw new Error("build.toml: wasm_opt.flags must be a list of command-line flags");
 }
 for (const flag of flags) lines.push(`wasm_opt_flag ${flag}`);

@@ -3,7 +3,7 @@
 # TOML parser): for each [[target]], build `ttlkv-web` for wasm32 with the target's cargo
 # profile and features, run wasm-bindgen (the version pinned in bindings/web/Cargo.toml;
 # installed once if missing) into its out_dir, then the [wasm_opt] tool (wasm-opt from npm's
-# binaryen) with its flags. Then scripts/bundle-js.sh bundles the JS (the core with the
+# binaryen) with its flags and the target's own after them. Then scripts/bundle-js.sh bundles the JS (the core with the
 # wasm-bindgen glue, an entry per runtime, the adapters, the Keyv store) into bindings/js/dist,
 # what the package ships, and prints what a browser loads, raw and gzipped. wasm-opt, esbuild and
 # the TOML parser are pinned root devDependencies, installed when missing.
@@ -37,10 +37,12 @@ if [ -n "$registry" ]; then
   export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="--remap-path-prefix=${registry%/}=c"
 fi
 
-while read -r target out_dir profile features; do
+while read -r target out_dir profile features extra; do
   profile=${TTLKV_PROFILE:-$profile}
   dir=$profile; [ "$profile" = dev ] && dir=debug
   [ "$features" = - ] && features=""
+  extra_flags=()
+  [ "$extra" = - ] || IFS=, read -r -a extra_flags <<<"$extra"
   echo "target $target: cargo profile $profile${features:+, features $features} -> $out_dir"
   cargo build -p ttlkv-web --target wasm32-unknown-unknown --profile "$profile" --features "$features"
   # No default module path: the entry always passes the wasm's location (a fallback URL relative
@@ -49,7 +51,7 @@ while read -r target out_dir profile features; do
   wasm-bindgen --target "$target" --out-dir "$out_dir" --no-typescript --omit-default-module-path \
     "target/wasm32-unknown-unknown/$dir/ttlkv_web.wasm"
   if [ "$opt_enabled" = true ] && [ "$profile" != dev ]; then
-    "$opt_tool" "${opt_flags[@]}" -o "$out_dir/ttlkv_web_bg.wasm" "$out_dir/ttlkv_web_bg.wasm"
+    "$opt_tool" "${opt_flags[@]}" "${extra_flags[@]}" -o "$out_dir/ttlkv_web_bg.wasm" "$out_dir/ttlkv_web_bg.wasm"
   fi
 done < <(field target)
 
