@@ -12,9 +12,10 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use common::{fail_commit, fresh, open_faulty, relaxed, reopen, run, T0};
+use ttlkv::store::{FaultPlan, FaultyStore, MemoryStore};
 use ttlkv::{
-    DbOptions, Durability, ErrorKind, ExpireCondition, GetExOptions, PutOptions, ScanOptions,
-    WriteBatch,
+    Db, DbOptions, Durability, ErrorKind, ExpireCondition, FakeClock, GetExOptions, PutOptions,
+    ScanOptions, WriteBatch,
 };
 
 /// Each call a `Db` handle offers that may touch the database, by name, with its error if it
@@ -334,4 +335,60 @@ fn a_failed_commit_of_durable_writes_leaves_the_database_writable() {
     assert_eq!(e.kind(), ErrorKind::Storage, "{e}");
     run(db.put(b"next", b"v")).unwrap();
     run(db.close()).unwrap();
+}
+
+#[test]
+fn relaxed_writes_lost_to_a_commit_given_up_on_stop_later_writes_and_fail_the_close() {
+    // A flush leading the commit of a relaxed write is dropped half-way (a caller's timeout):
+    // the write is rolled back, as for a crash, and no caller hears of it.
+    let (db, store, clock) = fresh(relaxed());
+    run(db.put(b"kept", b"v")).unwrap();
+    run(db.flush()).unwrap();
+    store.set_latency(3);
+    run(db.put(b"lost", b"v")).unwrap();
+    let mut flush = Box::pin(db.flush());
+    assert!(poll_once(flush.as_mut()).is_pending());
+    drop(flush);
+    assert_eq!(run(db.get(b"lost")).unwrap(), None, "rolled back");
+    let e = run(db.put(b"after", b"v")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Storage, "{e}");
+    let e = run(db.close()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Storage, "{e}");
+    drop(db);
+    store.set_latency(0);
+    let db = reopen(&store, &clock, relaxed());
+    assert_eq!(run(db.get(b"kept")).unwrap().as_deref(), Some(&b"v"[..]));
+    assert_eq!(run(db.get(b"after")).unwrap(), None);
+}
+
+#[test]
+fn relaxed_writes_lost_behind_a_purges_failed_commit_stop_later_writes() {
+    // On a relaxed database a purge commits its deletes durably: its group has a writer waiting
+    // (the purge), who hears of the failure. A relaxed write queued behind that commit is rolled
+    // back with it, and no caller hears of that. (The purge writes deletes where its limit cuts
+    // a millisecond's keys in two: `purged_until` cannot say which of them it handled.)
+    let store = FaultyStore::new(MemoryStore::new(), FaultPlan::default());
+    let clock = FakeClock::new(T0);
+    let db = run(Db::open(store.clone(), clock.clone(), relaxed())).unwrap();
+    for key in [&b"due 1"[..], b"due 2"] {
+        run(db.put_with_options(key, b"v", PutOptions::expire_after(10))).unwrap();
+    }
+    run(db.flush()).unwrap();
+    clock.advance(1_000);
+    store.inner().set_latency(3);
+    store.set_plan(FaultPlan {
+        crash_after_commit: Some(1),
+        ..FaultPlan::default()
+    });
+    let mut purge = Box::pin(db.purge_expired(1));
+    while store.commits_attempted() == 0 {
+        assert!(poll_once(purge.as_mut()).is_pending());
+    }
+    // The purge's commit is in flight; a relaxed write is accepted behind it.
+    run(db.put(b"queued", b"v")).unwrap();
+    let e = run(purge).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Storage, "{e}");
+    assert_eq!(run(db.get(b"queued")).unwrap(), None, "rolled back");
+    let e = run(db.put(b"after", b"v")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Storage, "{e}");
 }

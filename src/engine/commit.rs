@@ -9,7 +9,8 @@
 //! [`commit_manifest_change`](Inner::commit_manifest_change) and
 //! [`persist_clock_seed`](Inner::persist_clock_seed), and the helpers every manifest change
 //! uses, [`manifest_commit`] and [`install_manifest`]; of the state, `State::manifest`,
-//! `State::manifest_version`, and `State::fenced` when a commit finds another writer in charge.
+//! `State::manifest_version`, and `State::halted` when a commit finds another writer in charge or
+//! its outcome is unknown.
 
 use alloc::vec::Vec;
 
@@ -30,7 +31,7 @@ impl Inner {
         let prepared = {
             let st = self.state.borrow();
             st.check_open()?;
-            if let Some(e) = &st.fenced {
+            if let Some(e) = &st.halted {
                 return Err(e.clone());
             }
             make(&st)?
@@ -48,7 +49,7 @@ impl Inner {
         match result {
             Ok(()) => Ok(Some(apply(&mut st, extra))),
             Err(e) => {
-                st.note_failure(&e);
+                st.note_failure(&e, false);
                 Err(e)
             }
         }
@@ -124,11 +125,10 @@ impl Drop for AbandonedManifestCommit<'_> {
     fn drop(&mut self) {
         if self.armed {
             if let Ok(mut st) = self.inner.state.try_borrow_mut() {
-                if st.fenced.is_none() {
-                    st.fenced = Some(Error::storage(
-                        "a manifest commit was abandoned before it finished; reopen the database",
-                    ));
-                }
+                let e = Error::storage(
+                    "a manifest commit was abandoned before it finished; reopen the database",
+                );
+                st.note_failure(&e, true);
             }
         }
     }

@@ -15,8 +15,9 @@
 //!
 //! If a WAL commit fails (or its future is dropped before it finishes), every write not yet durable
 //! is rolled back out of the memtable and its ticket gets the error: the visible state returns to
-//! the last durable one, nothing half-written. A failed commit of relaxed writes (no tickets) also
-//! stops every later write, and the close, with its error (`State::fenced`).
+//! the last durable one, nothing half-written. If a relaxed write (no ticket: no caller waits on
+//! it) is among those rolled back, every later write, and the close, also fail with the error
+//! (`State::halted`).
 //!
 //! [`PageStore::commit`]: crate::store::PageStore::commit
 
@@ -103,14 +104,6 @@ impl Inner {
                     for t in &tickets {
                         t.resolve(Err(e.clone()));
                     }
-                    // A group of relaxed writes has no writer waiting to hear of it: they were
-                    // acknowledged and are now lost. Later writes landing would keep them and
-                    // lose the ones before them, which no crash does: every later write, and
-                    // the close, fail with this error, as for a fenced writer, until a reopen
-                    // (which recovers what is durable). Durable writers were each told.
-                    if tickets.is_empty() {
-                        st.fenced = Some(e.clone());
-                    }
                     roll_back(&mut st, e);
                 }
             }
@@ -120,14 +113,18 @@ impl Inner {
 }
 
 /// Back to the last durable state: nothing of a failed group, nor of anything queued on top
-/// of it, stays visible; every waiting writer gets `error`.
+/// of it, stays visible; every waiting writer gets `error`. If a relaxed write was among them,
+/// it was acknowledged and is now lost, and no caller hears of it (a maintenance step's error
+/// reaches no app): later writes landing would keep them and lose it, which no crash does, so
+/// every later write, and the close, fail with `error` until a reopen, which recovers what is
+/// durable ([`State::note_failure`]). Durable writers were each told.
 fn roll_back(st: &mut State, error: &Error) {
     let durable = st.wal.durable_seq;
     st.active.borrow_mut().rollback_after(durable);
     st.rows.clear();
-    st.wal.fail_pending(error);
+    let unawaited = st.wal.fail_pending(error);
     st.wal.rollbacks += 1;
-    st.note_failure(error);
+    st.note_failure(error, unawaited);
 }
 
 /// Fails a group whose commit future was dropped before it finished (a caller gave up on it):

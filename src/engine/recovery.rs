@@ -286,7 +286,7 @@ impl Inner {
         let state = State {
             closed: false,
             closing: false,
-            fenced: None,
+            halted: None,
             last_seq,
             manifest,
             manifest_version: version,

@@ -16,7 +16,7 @@
 //! - `group_commit.rs`: `wait_durable`, `drain_wal`; makes `wal` durable, or rolls `active` back
 //!   (and empties `rows`);
 //! - `commit.rs`: `commit_gated`, `commit_manifest_change`, `persist_clock_seed`; `manifest`,
-//!   `manifest_version`, `fenced`;
+//!   `manifest_version`, `halted`;
 //! - `flush.rs`: `flush`, `flush_locked`; `active` into `frozen` into L0 of `version`, and the
 //!   WAL segments that makes redundant;
 //! - `compaction/plan.rs`: `plan_compaction`, `plan_full_step`; decides, changes nothing;
@@ -68,10 +68,11 @@ pub(crate) struct State {
     pub closed: bool,
     /// `close()` has begun: no new writes are accepted, reads still are.
     pub closing: bool,
-    /// Set once a commit found another writer in charge, or a commit of relaxed writes failed
-    /// (they are lost); every later write fails with it, and so does the close
-    /// ([`State::note_failure`], by `commit.rs` and `group_commit.rs`).
-    pub fenced: Option<Error>,
+    /// Set once a commit found another writer in charge, a rollback took relaxed writes (lost,
+    /// and no caller heard), or a manifest commit's outcome is unknown; every later write fails
+    /// with it, and so does the close ([`State::note_failure`], by `commit.rs` and
+    /// `group_commit.rs`).
+    pub halted: Option<Error>,
     /// The highest sequence number handed out (by the write path, `write/mod.rs`).
     pub last_seq: u64,
     /// The manifest as last committed, and the version the store holds it under: changed only
@@ -148,7 +149,7 @@ impl State {
         if self.closing {
             return Err(Error::closed());
         }
-        match &self.fenced {
+        match &self.halted {
             Some(e) => Err(e.clone()),
             None => Ok(()),
         }
@@ -266,10 +267,12 @@ impl State {
             .max()
     }
 
-    /// Remember a commit that found another writer in charge.
-    pub(crate) fn note_failure(&mut self, e: &Error) {
-        if e.kind() == crate::ErrorKind::Fenced && self.fenced.is_none() {
-            self.fenced = Some(e.clone());
+    /// Remember a failure every later write, and the close, must fail with: a commit that found
+    /// another writer in charge, or one that `stops` this handle (relaxed writes lost, which no
+    /// caller heard of; a manifest commit whose outcome is unknown). The first one is kept.
+    pub(crate) fn note_failure(&mut self, e: &Error, stops: bool) {
+        if (stops || e.kind() == crate::ErrorKind::Fenced) && self.halted.is_none() {
+            self.halted = Some(e.clone());
         }
     }
 }

@@ -47,6 +47,10 @@ pub(crate) struct WalState {
     /// When the oldest pending batch was written (relaxed writes must be committed soon after).
     pending_since: Option<i64>,
     pending_tickets: Vec<Rc<Ticket>>,
+    /// Whether a pending batch, or one of the group being committed, is a relaxed write: one no
+    /// writer waits on, so no caller hears if it is lost ([`fail_pending`](Self::fail_pending)).
+    pending_unawaited: bool,
+    committing_unawaited: bool,
     /// The highest seq of the group taken for a commit whose outcome is not known yet: if that
     /// commit lands and a later one fails, the rollback goes back to it.
     committing: Option<u64>,
@@ -139,6 +143,7 @@ impl WalState {
         self.pending_batches += 1;
         self.pending_max_seq = self.pending_max_seq.max(seq);
         self.pending_since.get_or_insert(now);
+        self.pending_unawaited |= !durable;
         Ok(if durable {
             let t = Rc::new(Ticket::default());
             self.pending_tickets.push(t.clone());
@@ -188,6 +193,7 @@ impl WalState {
         let segment = self.next_segment;
         self.next_segment += 1;
         self.committing = Some(self.pending_max_seq);
+        self.committing_unawaited = core::mem::take(&mut self.pending_unawaited);
         Some(PendingGroup {
             page,
             segment,
@@ -199,13 +205,19 @@ impl WalState {
     /// Record that `group`'s page was committed: its writes are durable.
     pub(crate) fn group_committed(&mut self, segment: u64, max_seq: u64, bytes: usize) {
         self.committing = None;
+        self.committing_unawaited = false;
         self.durable_seq = self.durable_seq.max(max_seq);
         self.segments.insert(segment, max_seq, bytes);
         self.commits += 1;
     }
 
-    /// Forget everything pending (it was rolled back), failing its tickets with `error`.
-    pub(crate) fn fail_pending(&mut self, error: &Error) {
+    /// Forget everything pending and the group being committed (they were rolled back), failing
+    /// their tickets with `error`. Returns whether a relaxed write was among them: lost with no
+    /// caller told.
+    pub(crate) fn fail_pending(&mut self, error: &Error) -> bool {
+        let unawaited = self.pending_unawaited || self.committing_unawaited;
+        self.pending_unawaited = false;
+        self.committing_unawaited = false;
         self.committing = None;
         self.pending.clear();
         self.pending_batches = 0;
@@ -213,6 +225,7 @@ impl WalState {
         for t in self.pending_tickets.drain(..) {
             t.resolve(Err(error.clone()));
         }
+        unawaited
     }
 }
 
