@@ -781,8 +781,10 @@ export interface Db {
   off(event: "expire", listener: ExpireListener): void;
   /**
    * Close the database (every handle of it): stop maintenance, commit pending relaxed writes and
-   * release the storage. Closing again, also while a close is under way, does nothing but wait for
-   * that close and settle as it did; every other method then rejects with `CLOSED`.
+   * release the storage. A tab whose calls wait for the writer tab (IndexedDB, many tabs) first
+   * waits for their answers, so each settles with its outcome. Closing again, also while a close
+   * is under way, does nothing but wait for that close and settle as it did; every other method
+   * then rejects with `CLOSED`.
    *
    * @throws {@link TtlKvError} rejects with `STORAGE` (or `FENCED`, `QUOTA_EXCEEDED`) if committing
    *   pending writes fails.

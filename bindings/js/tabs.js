@@ -49,6 +49,9 @@ export class Tabs {
     this.me = randomId();
     this.nextCall = 0;
     this.pending = new Map();
+    // The answers of the calls forwarded and not settled yet (a call run here after a handover
+    // leaves `pending` before it settles): what a close waits for.
+    this.answers = new Set();
     this.closed = false;
     this.role = "starting";
     this.grant = undefined; // the lock request this context holds the lock through
@@ -183,12 +186,16 @@ export class Tabs {
     if (this.role === "writer") return this.run(message);
     const id = `${this.me}:${this.nextCall++}`;
     const full = { t: "call", id, from: this.me, ...message };
-    return new Promise((resolve, reject) => {
+    const answer = new Promise((resolve, reject) => {
       const call = { message, full, resolve, reject, timer: undefined };
       this.pending.set(id, call);
       this.arm(call);
       this.post(full);
     });
+    const settled = () => this.answers.delete(answer);
+    this.answers.add(answer);
+    answer.then(settled, settled);
+    return answer;
   }
 
   arm(call) {
@@ -275,11 +282,16 @@ export class Tabs {
   }
 
   /**
-   * Leave: fail what is still waiting, close the engine if this context is the writer (rejecting
-   * as its close does: committing pending writes failed), give the role up, stop listening.
+   * Leave: wait for the answers of the calls forwarded before (each may have reached the writer:
+   * it settles with its outcome, from the writer, from the next one after a handover, or from
+   * this context's engine if the role passes here meanwhile, never CLOSED for a call that may have
+   * taken effect), fail what was forwarded since, close the engine if this context is the writer
+   * (rejecting as its close does: committing pending writes failed), give the role up, stop
+   * listening.
    */
   async close() {
     if (this.closed) return;
+    await Promise.allSettled(this.answers);
     for (const call of this.pending.values()) {
       clearTimeout(call.timer);
       call.reject(new TtlKvError("CLOSED", "the database is closed"));

@@ -556,6 +556,26 @@ function browserScenarios(engine) {
     await context.close();
   });
 
+  it("a follower that closes while its calls wait for the writer settles each with its outcome, run again once the role passed to it", async () => {
+    const { context, b } = await followerOfAWorker("leaving", 60_000);
+    await b.evaluate(() => window.tabWorker.send({ cmd: "answer-nothing" }));
+    // The writer applies the put and never answers; b closes meanwhile.
+    const outcomes = b.evaluate(async () => {
+      const put = window.shared.put("otp", "493817", { ifAbsent: true });
+      const close = window.shared.close();
+      const [p, c] = await Promise.allSettled([put, close]);
+      return { put: p.value ?? p.reason.code, close: c.status };
+    });
+    await b.waitFor(async () => (await window.tabWorker.send({ cmd: "get", args: ["otp"] })).value === "493817", null, { timeout: 2_000 });
+    // The writer goes away: the lock passes to b, whose close waits for its call's answer; b runs
+    // it again as a resent call, which answers the first run's outcome, then closes.
+    await b.evaluate(() => window.tabWorker.kill());
+    assert.deepEqual(await outcomes, { put: true, close: "fulfilled" }, "the put's outcome, not CLOSED");
+    await b.evaluate((n) => window.ttlkvChecks.openShared(n, {}), "leaving");
+    assert.deepEqual(await call(b, "get", "otp"), { value: "493817" });
+    await context.close();
+  });
+
   it("a stalled writer loses its role to a tab that gets no answers; woken, its commit is FENCED and nothing of it lands", async () => {
     // The worker's thread is the one the test stalls.
     const { context, b } = await followerOfAWorker("stalled", 500);

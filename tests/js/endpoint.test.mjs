@@ -120,6 +120,24 @@ test("a FENCED or CLOSED answer from a writer that is going away leaves the forw
   }
 });
 
+test("a follower's close waits for the answers of the calls it forwarded, which settle with them, and fails what is forwarded after it began", async () => {
+  // The writer may have applied the call already: CLOSED would read as "not done".
+  const { Tabs } = await import("../../bindings/js/tabs.js");
+  const tabs = new Tabs(`leave-waits-${n++}`, { useRemote() {}, emit() {} }, async () => {}, 60_000);
+  tabs.follow();
+  const answer = tabs.forward({ ns: null, method: "put", args: [] });
+  let closed = false;
+  const closing = tabs.close().then(() => (closed = true));
+  const late = tabs.forward({ ns: null, method: "get", args: [] });
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(closed, false, "the close waits for the writer's answer");
+  tabs.receive({ t: "reply", id: `${tabs.me}:0`, to: tabs.me, ok: true, value: true });
+  assert.equal(await answer, true, "the writer's answer");
+  await closing;
+  await rejects(late, "CLOSED");
+  await rejects(tabs.forward({ ns: null, method: "get", args: [] }), "CLOSED");
+});
+
 test("a writer tab's close rejects as its engine's close does (pending writes not committed), and the tab is closed after it", async () => {
   // With many tabs the app's close() is the Tabs' close: a writer's failure to commit what it
   // accepted must reach the app, as it does without tabs, not pass as a clean close.
