@@ -51,7 +51,7 @@ while read -r target out_dir profile features extra; do
   wasm-bindgen --target "$target" --out-dir "$out_dir" --no-typescript --omit-default-module-path \
     "target/wasm32-unknown-unknown/$dir/ttlkv_web.wasm"
   if [ "$opt_enabled" = true ] && [ "$profile" != dev ]; then
-    "$opt_tool" "${opt_flags[@]}" "${extra_flags[@]}" -o "$out_dir/ttlkv_web_bg.wasm" "$out_dir/ttlkv_web_bg.wasm"
+    "$opt_tool" "${opt_flags[@]}" ${extra_flags[@]+"${extra_flags[@]}"} -o "$out_dir/ttlkv_web_bg.wasm" "$out_dir/ttlkv_web_bg.wasm"
   fi
 done < <(field target)
 

@@ -252,7 +252,9 @@ impl Db {
     ///
     /// A close beside one still running, or after one whose future was dropped half-way (a
     /// caller's timeout), does the work again (each step finds done what the other did) and
-    /// returns, as the other does, once the database is closed.
+    /// returns, as the other does, once the database is closed. If the dropped one was leading
+    /// the commit of relaxed writes, they are lost, and this close fails with the error that says
+    /// so (as every write after them does, until a reopen).
     pub async fn close(&self) -> Result<()> {
         {
             let mut st = self.inner.state.borrow_mut();
