@@ -52,6 +52,7 @@ export class Tabs {
     // The answers of the calls forwarded and not settled yet (a call run here after a handover
     // leaves `pending` before it settles): what a close waits for.
     this.answers = new Set();
+    this.closing = false; // close() has begun: no call is forwarded any more
     this.closed = false;
     this.role = "starting";
     this.grant = undefined; // the lock request this context holds the lock through
@@ -97,6 +98,7 @@ export class Tabs {
             // The engine did not open here: stay a follower and let the lock go to another tab.
             this.grant = undefined;
             this.follow();
+            this.retry();
             return reject(e);
           }
           resolve(true);
@@ -180,9 +182,19 @@ export class Tabs {
     }
   }
 
+  /**
+   * Taking the role here failed: the waiting calls try again after `writerTimeoutMs` (a call's
+   * timer that fired while the engine opened did not), unless this context is closing, whose
+   * close then stops waiting for them.
+   */
+  retry() {
+    this.giveUp?.();
+    for (const waiting of this.pending.values()) this.arm(waiting);
+  }
+
   /** Send a call to the writer; resolves or rejects with its answer. */
   forward(message) {
-    if (this.closed) return Promise.reject(new TtlKvError("CLOSED", "the database is closed"));
+    if (this.closing) return Promise.reject(new TtlKvError("CLOSED", "the database is closed"));
     if (this.role === "writer") return this.run(message);
     const id = `${this.me}:${this.nextCall++}`;
     const full = { t: "call", id, from: this.me, ...message };
@@ -210,7 +222,7 @@ export class Tabs {
       const done = () => {
         this.stealing = false;
         // A takeover that failed (or lost the lock at once): the waiting calls may try again.
-        if (this.role === "follower") for (const waiting of this.pending.values()) this.arm(waiting);
+        if (this.role === "follower") this.retry();
       };
       this.request({ steal: true }).then(done, done);
     }, this.writerTimeoutMs);
@@ -221,9 +233,11 @@ export class Tabs {
     switch (data.t) {
       case "call":
         if (this.role !== "writer") return;
+        // `final`: this context still is the writer, not closing, so a CLOSED answer is the
+        // call's own (a snapshot released, a namespace dropped), not this writer going away.
         this.run(data).then(
           (value) => this.post({ t: "reply", id: data.id, to: data.from, ok: true, value }),
-          (e) => this.post({ t: "reply", id: data.id, to: data.from, ok: false, error: plainError(e) }),
+          (e) => this.post({ t: "reply", id: data.id, to: data.from, ok: false, error: plainError(e), final: this.role === "writer" && !this.closing }),
         );
         return;
       case "release":
@@ -238,7 +252,9 @@ export class Tabs {
         if (call === undefined) return;
         // A writer that is FENCED or CLOSED is going away: the call waits for the next writer (it
         // is resent to it, and runs there once) instead of failing, perhaps after it took effect.
-        if (!data.ok && (data.error.code === "FENCED" || data.error.code === "CLOSED")) {
+        // A CLOSED the writer marks `final` is the call's own answer (a writer of an earlier
+        // version marks none, and its calls wait as before).
+        if (!data.ok && (data.error.code === "FENCED" || (data.error.code === "CLOSED" && !data.final))) {
           this.arm(call);
           return;
         }
@@ -284,14 +300,15 @@ export class Tabs {
   /**
    * Leave: wait for the answers of the calls forwarded before (each may have reached the writer:
    * it settles with its outcome, from the writer, from the next one after a handover, or from
-   * this context's engine if the role passes here meanwhile, never CLOSED for a call that may have
-   * taken effect), fail what was forwarded since, close the engine if this context is the writer
-   * (rejecting as its close does: committing pending writes failed), give the role up, stop
-   * listening.
+   * this context's engine if the role passes here meanwhile), unless taking the role here fails
+   * (then they fail CLOSED, as no answer may come); close the engine if this context is the
+   * writer (rejecting as its close does: committing pending writes failed), give the role up,
+   * stop listening.
    */
   async close() {
-    if (this.closed) return;
-    await Promise.allSettled(this.answers);
+    if (this.closing) return;
+    this.closing = true;
+    await Promise.race([Promise.allSettled(this.answers), new Promise((r) => (this.giveUp = r))]);
     for (const call of this.pending.values()) {
       clearTimeout(call.timer);
       call.reject(new TtlKvError("CLOSED", "the database is closed"));

@@ -682,6 +682,39 @@ function browserScenarios(engine) {
     await context.close();
   });
 
+  it("a follower that closes while its calls wait, and whose engine then fails to open under the role, fails them CLOSED and closes", async () => {
+    // No answer may come any more: the close does not wait for one forever.
+    const { context, b } = await countingEngineOpens("leaving-refused");
+    await openWorkerThenPage(b, "leaving-refused", 60_000, 60_000);
+    await b.evaluate(() => window.tabWorker.send({ cmd: "answer-nothing" }));
+    const outcomes = b.evaluate(async () => {
+      window.failEngineOpens = 1;
+      const put = window.shared.put("otp", "493817", { ifAbsent: true });
+      const close = window.shared.close();
+      const [p, c] = await Promise.allSettled([put, close]);
+      return { put: p.value ?? p.reason.code, close: c.status, opens: window.engineOpens };
+    });
+    await b.waitFor(async () => (await window.tabWorker.send({ cmd: "get", args: ["otp"] })).value === "493817", null, { timeout: 2_000 });
+    await b.evaluate(() => window.tabWorker.kill());
+    assert.deepEqual(await outcomes, { put: "CLOSED", close: "fulfilled", opens: 1 }, "the handover's open was refused; the close gave up at once");
+    await context.close();
+  });
+
+  it("a follower's call on a namespace another context dropped fails CLOSED at once, and the writer that answered it keeps its role", async () => {
+    const { context, b } = await countingEngineOpens("dropped-namespace");
+    await openWorkerThenPage(b, "dropped-namespace", 300, 300);
+    const out = await b.evaluate(async () => {
+      const ns = window.shared.namespace("carts");
+      await ns.put("k", 1);
+      await window.tabWorker.send({ cmd: "dropNamespace", args: ["carts"] });
+      const outcome = await ns.get("k").then(() => "answered", (e) => e.code);
+      return { outcome, opens: window.engineOpens };
+    });
+    assert.deepEqual(out, { outcome: "CLOSED", opens: 0 }, "no takeover: b opened no engine");
+    assert.equal((await b.evaluate(() => window.tabWorker.send({ cmd: "put", args: ["still", 1] }))).value, true, "the worker still writes");
+    await context.close();
+  });
+
   it("calls that time out while a handover opens the engine here start no takeover of their own", async () => {
     const { context, b } = await countingEngineOpens("slow-handover");
     await openWorkerThenPage(b, "slow-handover", 500, 300);

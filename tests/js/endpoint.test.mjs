@@ -116,8 +116,48 @@ test("a FENCED or CLOSED answer from a writer that is going away leaves the forw
     tabs.receive({ t: "reply", id, to: tabs.me, ok: true, value: true });
     assert.equal(await answer, true, "the next writer's answer");
   } finally {
+    // Answered (again, if an assertion failed first): the close waits for the call's answer.
+    tabs.receive({ t: "reply", id, to: tabs.me, ok: true, value: true });
     await tabs.close();
   }
+});
+
+test("a CLOSED answer that is the call's own (a namespace dropped, a snapshot released) fails the forwarded call at once; one from a writer going away does not", async () => {
+  // Waiting for another writer there would take the role from a writer that answers.
+  const { Tabs } = await import("../../bindings/js/tabs.js");
+  const writer = new Tabs(`own-closed-${n++}`, { useRemote() {}, emit() {} }, async () => {}, 60_000);
+  const dropped = new TtlKvError("CLOSED", "the namespace was dropped");
+  writer.role = "writer";
+  writer.shared.local = { call: () => Promise.reject(dropped), close: async () => {} };
+  const replies = [];
+  writer.post = (message) => replies.push(message);
+  const call = (id) => writer.receive({ t: "call", id, from: "b", ns: 1, method: "get", args: [] });
+  try {
+    call("b:0");
+    await new Promise((r) => setTimeout(r, 0));
+    assert.equal(replies[0].final, true, "the writer, still the writer, marks its CLOSED final");
+    writer.closing = true;
+    call("b:1");
+    await new Promise((r) => setTimeout(r, 0));
+    assert.equal(replies[1].final, false, "a writer that is closing does not");
+  } finally {
+    writer.closing = false;
+    await writer.close();
+  }
+
+  const follower = new Tabs(`own-closed-${n++}`, { useRemote() {}, emit() {} }, async () => {}, 60_000);
+  follower.follow();
+  follower.post = () => {};
+  let outcome;
+  follower.forward({ ns: 1, method: "get", args: [] }).then(() => (outcome = "waited for another writer"), (e) => (outcome = e.code));
+  const reply = { t: "reply", id: `${follower.me}:0`, to: follower.me };
+  follower.receive({ ...reply, ok: false, error: replies[0].error, final: true });
+  await new Promise((r) => setTimeout(r, 0));
+  // Answered, if it still waits: nothing is left waiting when the test ends.
+  follower.receive({ ...reply, ok: true, value: undefined });
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(outcome, "CLOSED");
+  await follower.close();
 });
 
 test("a follower's close waits for the answers of the calls it forwarded, which settle with them, and fails what is forwarded after it began", async () => {
@@ -125,16 +165,19 @@ test("a follower's close waits for the answers of the calls it forwarded, which 
   const { Tabs } = await import("../../bindings/js/tabs.js");
   const tabs = new Tabs(`leave-waits-${n++}`, { useRemote() {}, emit() {} }, async () => {}, 60_000);
   tabs.follow();
+  const posted = [];
+  tabs.post = (message) => posted.push(message.method);
   const answer = tabs.forward({ ns: null, method: "put", args: [] });
   let closed = false;
   const closing = tabs.close().then(() => (closed = true));
-  const late = tabs.forward({ ns: null, method: "get", args: [] });
+  const late = rejects(tabs.forward({ ns: null, method: "get", args: [] }), "CLOSED");
   await new Promise((r) => setTimeout(r, 0));
   assert.equal(closed, false, "the close waits for the writer's answer");
   tabs.receive({ t: "reply", id: `${tabs.me}:0`, to: tabs.me, ok: true, value: true });
   assert.equal(await answer, true, "the writer's answer");
   await closing;
-  await rejects(late, "CLOSED");
+  await late;
+  assert.deepEqual(posted, ["put"], "a call made once the close began never reaches the writer");
   await rejects(tabs.forward({ ns: null, method: "get", args: [] }), "CLOSED");
 });
 
