@@ -307,6 +307,11 @@ fn relaxed_writes_lost_to_a_failed_commit_stop_later_writes_and_fail_the_close()
     assert_eq!(run(db.get(b"lost")).unwrap(), None, "rolled back");
     let e = run(db.put(b"after", b"v")).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Storage, "{e}");
+    assert!(
+        e.message()
+            .starts_with("relaxed writes were lost; reopen the database: injected failure"),
+        "says what happened, what to do and its cause: {e}"
+    );
     assert_eq!(
         run(db.get(b"kept")).unwrap().as_deref(),
         Some(&b"v"[..]),

@@ -284,7 +284,8 @@ export interface OpenOptions {
    * one commit); `"relaxed"`: a write resolves at once and is committed by the next maintenance
    * step, `flush()`, durable write or `close()` (a crash before that loses it; if that commit
    * fails, the writes it held are lost, and every later write and `close()` reject with its
-   * error until the database is opened again).
+   * error, its message beginning "relaxed writes were lost; reopen the database", until the
+   * database is opened again).
    */
   durability?: "durable" | "relaxed" | undefined;
   /**

@@ -124,7 +124,13 @@ fn roll_back(st: &mut State, error: &Error) {
     st.rows.clear();
     let unawaited = st.wal.fail_pending(error);
     st.wal.rollbacks += 1;
-    st.note_failure(error, unawaited);
+    // What the later writes and the close answer says what happened and what to do.
+    let halt = unawaited.then(|| {
+        error
+            .clone()
+            .context("relaxed writes were lost; reopen the database")
+    });
+    st.note_failure(halt.as_ref().unwrap_or(error), unawaited);
 }
 
 /// Fails a group whose commit future was dropped before it finished (a caller gave up on it):

@@ -1173,9 +1173,9 @@ test("relaxed writes lost to a failed commit make later writes and close() rejec
   adapter.failure = null;
   // The relaxed write was acknowledged and is gone: no later write may land after it.
   assert.equal(await db.get("lost"), undefined);
-  await assert.rejects(db.put("after", "v"), { code: "STORAGE" });
+  await assert.rejects(db.put("after", "v"), { code: "STORAGE", message: /^relaxed writes were lost; reopen the database: / });
   assert.equal(await db.get("kept"), "v", "reads go on");
-  await assert.rejects(db.close(), { code: "STORAGE" });
+  await assert.rejects(db.close(), { code: "STORAGE", message: /^relaxed writes were lost; reopen the database: / });
   const reopened = await open(name, { storage: adapter, clock, maintenance: "manual", durability: "relaxed" });
   assert.equal(await reopened.get("kept"), "v");
   assert.equal(await reopened.get("lost"), undefined);
