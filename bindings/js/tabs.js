@@ -95,9 +95,12 @@ export class Tabs {
           try {
             await this.takeRole(grant);
           } catch (e) {
-            // The engine did not open here: stay a follower and let the lock go to another tab.
+            // The engine did not open here: stay a follower and let the lock go to another tab. A
+            // closing context stops waiting for its calls (they fail CLOSED, though the next
+            // writer might answer them: its close must not wait on a takeover that may never be).
             this.grant = undefined;
             this.follow();
+            this.giveUp?.();
             this.retry();
             return reject(e);
           }
@@ -183,12 +186,10 @@ export class Tabs {
   }
 
   /**
-   * Taking the role here failed: the waiting calls try again after `writerTimeoutMs` (a call's
-   * timer that fired while the engine opened did not), unless this context is closing, whose
-   * close then stops waiting for them.
+   * Taking the role here failed, or the lock went to another tab meanwhile: the waiting calls try
+   * again after `writerTimeoutMs` (a call's timer that fired while the engine opened did not).
    */
   retry() {
-    this.giveUp?.();
     for (const waiting of this.pending.values()) this.arm(waiting);
   }
 
@@ -300,8 +301,8 @@ export class Tabs {
   /**
    * Leave: wait for the answers of the calls forwarded before (each may have reached the writer:
    * it settles with its outcome, from the writer, from the next one after a handover, or from
-   * this context's engine if the role passes here meanwhile), unless taking the role here fails
-   * (then they fail CLOSED, as no answer may come); close the engine if this context is the
+   * this context's engine if the role passes here meanwhile), unless the engine fails to open
+   * here under the role (then they fail CLOSED); close the engine if this context is the
    * writer (rejecting as its close does: committing pending writes failed), give the role up,
    * stop listening.
    */

@@ -181,6 +181,46 @@ test("a follower's close waits for the answers of the calls it forwarded, which 
   await rejects(tabs.forward({ ns: null, method: "get", args: [] }), "CLOSED");
 });
 
+test("a closing follower whose takeover loses the lock to another tab's goes on waiting for its calls' answers", async () => {
+  // The other tab (here, the test) took the lock while this one's engine opened: it is about to
+  // answer the calls, which the closing tab must not fail CLOSED meanwhile.
+  const { Tabs } = await import("../../bindings/js/tabs.js");
+  const requests = [];
+  const saved = Object.getOwnPropertyDescriptor(globalThis, "navigator");
+  Object.defineProperty(globalThis, "navigator", {
+    configurable: true,
+    value: { locks: { request: (name, options, granted) => new Promise((resolve, reject) => requests.push({ options, granted, reject })) } },
+  });
+  const tick = () => new Promise((r) => setTimeout(r, 1));
+  let opened;
+  const tabs = new Tabs(`lost-race-${n++}`, { useRemote() {}, emit() {} }, () => new Promise((r) => (opened = r)), 1);
+  try {
+    tabs.follow();
+    tabs.post = () => {};
+    let outcome;
+    tabs.forward({ ns: null, method: "put", args: [] }).then((v) => (outcome = v), (e) => (outcome = e.code));
+    let closed = false;
+    const closing = tabs.close().then(() => (closed = true));
+    while (requests.length === 0) await tick();
+    assert.equal(requests[0].options.steal, true, "the unanswered call's timer steals the role");
+    requests[0].granted({});
+    await tick();
+    requests[0].reject(new DOMException("stolen by another tab", "AbortError"));
+    opened({ close: async () => {} });
+    for (let i = 0; i < 5; i++) await tick();
+    assert.equal(outcome, undefined, "the call still waits for an answer");
+    assert.equal(closed, false, "and so does the close");
+    tabs.receive({ t: "reply", id: `${tabs.me}:0`, to: tabs.me, ok: true, value: true });
+    await closing;
+    assert.equal(outcome, true, "the new writer's answer");
+  } finally {
+    tabs.receive({ t: "reply", id: `${tabs.me}:0`, to: tabs.me, ok: true, value: true });
+    await tabs.close();
+    if (saved) Object.defineProperty(globalThis, "navigator", saved);
+    else delete globalThis.navigator;
+  }
+});
+
 test("a writer tab's close rejects as its engine's close does (pending writes not committed), and the tab is closed after it", async () => {
   // With many tabs the app's close() is the Tabs' close: a writer's failure to commit what it
   // accepted must reach the app, as it does without tabs, not pass as a clean close.
