@@ -12,10 +12,10 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use common::{fail_commit, fresh, open_faulty, relaxed, reopen, run, T0};
-use ttlkv::store::{FaultPlan, FaultyStore, MemoryStore};
+use ttlkv::store::FaultPlan;
 use ttlkv::{
-    Db, DbOptions, Durability, ErrorKind, ExpireCondition, FakeClock, GetExOptions, PutOptions,
-    ScanOptions, WriteBatch,
+    DbOptions, Durability, ErrorKind, ExpireCondition, GetExOptions, PutOptions, ScanOptions,
+    WriteBatch,
 };
 
 /// Each call a `Db` handle offers that may touch the database, by name, with its error if it
@@ -372,9 +372,7 @@ fn relaxed_writes_lost_behind_a_purges_failed_commit_stop_later_writes() {
     // (the purge), who hears of the failure. A relaxed write queued behind that commit is rolled
     // back with it, and no caller hears of that. (The purge writes deletes where its limit cuts
     // a millisecond's keys in two: `purged_until` cannot say which of them it handled.)
-    let store = FaultyStore::new(MemoryStore::new(), FaultPlan::default());
-    let clock = FakeClock::new(T0);
-    let db = run(Db::open(store.clone(), clock.clone(), relaxed())).unwrap();
+    let (db, store, clock) = open_faulty(relaxed());
     for key in [&b"due 1"[..], b"due 2"] {
         run(db.put_with_options(key, b"v", PutOptions::expire_after(10))).unwrap();
     }

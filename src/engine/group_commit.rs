@@ -124,13 +124,15 @@ fn roll_back(st: &mut State, error: &Error) {
     st.rows.clear();
     let unawaited = st.wal.fail_pending(error);
     st.wal.rollbacks += 1;
-    // What the later writes and the close answer says what happened and what to do.
-    let halt = unawaited.then(|| {
-        error
+    if unawaited {
+        // What the later writes and the close answer says what happened and what to do.
+        let lost = error
             .clone()
-            .context("relaxed writes were lost; reopen the database")
-    });
-    st.note_failure(halt.as_ref().unwrap_or(error), unawaited);
+            .context("relaxed writes were lost; reopen the database");
+        st.note_failure(&lost, true);
+    } else {
+        st.note_failure(error, false);
+    }
 }
 
 /// Fails a group whose commit future was dropped before it finished (a caller gave up on it):

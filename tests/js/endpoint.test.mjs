@@ -7,6 +7,7 @@ import { LocalEndpoint } from "../../bindings/js/engine.js";
 import { TtlKvError } from "../../bindings/js/errors.js";
 import { encodeKey, encodeValue, PackedBatch } from "../../bindings/js/codec.js";
 import { TTL_DEFAULT, TTL_AFTER_MS, PUT_ALWAYS, PUT_IF_ABSENT } from "../../bindings/js/protocol.js";
+import { Tabs } from "../../bindings/js/tabs.js";
 
 const wasm = await import("../../bindings/js/pkg/ttlkv_web.js");
 await wasm.default({ module_or_path: readFileSync(new URL("../../bindings/js/pkg/ttlkv_web_bg.wasm", import.meta.url)) });
@@ -18,6 +19,16 @@ async function endpoint() {
 }
 
 const put = (e, key, value) => e.call(null, "put", [encodeKey(key), encodeValue(value, true), TTL_DEFAULT, 0, PUT_ALWAYS]);
+
+/**
+ * The many-tabs coordinator of a fresh database name, on a stand-in for its Shared; its engine
+ * opens with `becomeWriter`, and an unanswered call takes the role after `writerTimeoutMs`.
+ */
+const coordinator = (name, becomeWriter = async () => {}, writerTimeoutMs = 60_000) =>
+  new Tabs(`${name}-${n++}`, { useRemote() {}, emit() {} }, becomeWriter, writerTimeoutMs);
+
+/** One turn of the event loop: what was queued before it has run. */
+const turn = () => new Promise((r) => setTimeout(r, 0));
 
 async function rejects(promise, code) {
   await assert.rejects(promise, (e) => e instanceof TtlKvError && e.code === code);
@@ -100,8 +111,7 @@ test("a call resent while its first run is still going here waits for that run i
 test("a FENCED or CLOSED answer from a writer that is going away leaves the forwarded call waiting for the next writer", async () => {
   // A follower resent its call to a new writer, then the old one woke and answered it FENCED:
   // the call must not fail (it may have taken effect on the new writer), it waits for its answer.
-  const { Tabs } = await import("../../bindings/js/tabs.js");
-  const tabs = new Tabs(`reply-${n++}`, { useRemote() {}, emit() {} }, async () => {}, 60_000);
+  const tabs = coordinator("reply");
   tabs.follow();
   const answer = tabs.forward({ ns: null, method: "put", args: [] });
   const id = `${tabs.me}:0`;
@@ -110,7 +120,7 @@ test("a FENCED or CLOSED answer from a writer that is going away leaves the forw
   try {
     for (const code of ["FENCED", "CLOSED"]) {
       tabs.receive({ t: "reply", id, to: tabs.me, ok: false, error: { code, message: "the old writer" } });
-      await new Promise((r) => setTimeout(r, 0));
+      await turn();
       assert.equal(settled, false, `still waiting after ${code}`);
     }
     tabs.receive({ t: "reply", id, to: tabs.me, ok: true, value: true });
@@ -124,8 +134,7 @@ test("a FENCED or CLOSED answer from a writer that is going away leaves the forw
 
 test("a CLOSED answer that is the call's own (a namespace dropped, a snapshot released) fails the forwarded call at once; one from a writer going away does not", async () => {
   // Waiting for another writer there would take the role from a writer that answers.
-  const { Tabs } = await import("../../bindings/js/tabs.js");
-  const writer = new Tabs(`own-closed-${n++}`, { useRemote() {}, emit() {} }, async () => {}, 60_000);
+  const writer = coordinator("own-closed");
   const dropped = new TtlKvError("CLOSED", "the namespace was dropped");
   writer.role = "writer";
   writer.shared.local = { call: () => Promise.reject(dropped), close: async () => {} };
@@ -134,36 +143,35 @@ test("a CLOSED answer that is the call's own (a namespace dropped, a snapshot re
   const call = (id) => writer.receive({ t: "call", id, from: "b", ns: 1, method: "get", args: [] });
   try {
     call("b:0");
-    await new Promise((r) => setTimeout(r, 0));
+    await turn();
     assert.equal(replies[0].final, true, "the writer, still the writer, marks its CLOSED final");
     writer.closing = true;
     call("b:1");
-    await new Promise((r) => setTimeout(r, 0));
+    await turn();
     assert.equal(replies[1].final, false, "a writer that is closing does not");
   } finally {
     writer.closing = false;
     await writer.close();
   }
 
-  const follower = new Tabs(`own-closed-${n++}`, { useRemote() {}, emit() {} }, async () => {}, 60_000);
+  const follower = coordinator("own-closed");
   follower.follow();
   follower.post = () => {};
   let outcome;
   follower.forward({ ns: 1, method: "get", args: [] }).then(() => (outcome = "waited for another writer"), (e) => (outcome = e.code));
   const reply = { t: "reply", id: `${follower.me}:0`, to: follower.me };
   follower.receive({ ...reply, ok: false, error: replies[0].error, final: true });
-  await new Promise((r) => setTimeout(r, 0));
+  await turn();
   // Answered, if it still waits: nothing is left waiting when the test ends.
   follower.receive({ ...reply, ok: true, value: undefined });
-  await new Promise((r) => setTimeout(r, 0));
+  await turn();
   assert.equal(outcome, "CLOSED");
   await follower.close();
 });
 
 test("a follower's close waits for the answers of the calls it forwarded, which settle with them, and fails what is forwarded after it began", async () => {
   // The writer may have applied the call already: CLOSED would read as "not done".
-  const { Tabs } = await import("../../bindings/js/tabs.js");
-  const tabs = new Tabs(`leave-waits-${n++}`, { useRemote() {}, emit() {} }, async () => {}, 60_000);
+  const tabs = coordinator("leave-waits");
   tabs.follow();
   const posted = [];
   tabs.post = (message) => posted.push(message.method);
@@ -171,7 +179,7 @@ test("a follower's close waits for the answers of the calls it forwarded, which 
   let closed = false;
   const closing = tabs.close().then(() => (closed = true));
   const late = rejects(tabs.forward({ ns: null, method: "get", args: [] }), "CLOSED");
-  await new Promise((r) => setTimeout(r, 0));
+  await turn();
   assert.equal(closed, false, "the close waits for the writer's answer");
   tabs.receive({ t: "reply", id: `${tabs.me}:0`, to: tabs.me, ok: true, value: true });
   assert.equal(await answer, true, "the writer's answer");
@@ -184,7 +192,6 @@ test("a follower's close waits for the answers of the calls it forwarded, which 
 test("a closing follower whose takeover loses the lock to another tab's goes on waiting for its calls' answers", async () => {
   // The other tab (here, the test) took the lock while this one's engine opened: it is about to
   // answer the calls, which the closing tab must not fail CLOSED meanwhile.
-  const { Tabs } = await import("../../bindings/js/tabs.js");
   const requests = [];
   const saved = Object.getOwnPropertyDescriptor(globalThis, "navigator");
   Object.defineProperty(globalThis, "navigator", {
@@ -193,7 +200,7 @@ test("a closing follower whose takeover loses the lock to another tab's goes on 
   });
   const tick = () => new Promise((r) => setTimeout(r, 1));
   let opened;
-  const tabs = new Tabs(`lost-race-${n++}`, { useRemote() {}, emit() {} }, () => new Promise((r) => (opened = r)), 1);
+  const tabs = coordinator("lost-race", () => new Promise((r) => (opened = r)), 1);
   try {
     tabs.follow();
     tabs.post = () => {};
@@ -224,7 +231,6 @@ test("a closing follower whose takeover loses the lock to another tab's goes on 
 test("a writer tab's close rejects as its engine's close does (pending writes not committed), and the tab is closed after it", async () => {
   // With many tabs the app's close() is the Tabs' close: a writer's failure to commit what it
   // accepted must reach the app, as it does without tabs, not pass as a clean close.
-  const { Tabs } = await import("../../bindings/js/tabs.js");
   const failing = { close: () => Promise.reject(new TtlKvError("STORAGE", "the disk went away")) };
   const shared = { useRemote() {}, emit() {}, local: failing };
   const tabs = new Tabs(`leave-${n++}`, shared, async () => failing, 60_000);
