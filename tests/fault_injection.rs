@@ -175,6 +175,39 @@ fn crash_after_commit_leaves_the_inner_store_as_after_that_commit() {
 }
 
 #[test]
+fn fail_after_commit_lands_the_commit_reports_an_error_and_the_store_keeps_working() {
+    let store = faulty(FaultPlan {
+        fail_after_commit: Some(2),
+        ..FaultPlan::default()
+    });
+    block_on(store.commit(step(1))).unwrap();
+    assert_injected_failure(block_on(store.commit(step(2))));
+    assert!(!store.is_crashed());
+    assert_eq!(
+        version(&store),
+        2,
+        "the commit reported failed must have landed"
+    );
+    assert_eq!(
+        block_on(store.get_page(PageId::wal(2))).unwrap(),
+        Some(vec![2; 10])
+    );
+    block_on(store.commit(step(3))).expect("the store goes on working");
+    assert_eq!(version(store.inner()), 3);
+}
+
+#[test]
+fn fail_after_a_commit_the_inner_store_rejects_gives_the_inner_error() {
+    let store = faulty(FaultPlan {
+        fail_after_commit: Some(1),
+        ..FaultPlan::default()
+    });
+    let e = block_on(store.commit(step(2))).expect_err("a fenced commit fails");
+    assert_eq!(e.kind(), ErrorKind::Fenced, "{e}");
+    assert_eq!(version(store.inner()), 0, "the fenced commit must not land");
+}
+
+#[test]
 fn crash_after_a_commit_the_inner_store_rejects_still_kills_the_store() {
     let store = faulty(FaultPlan {
         crash_after_commit: Some(1),
@@ -275,6 +308,10 @@ fn counting_is_one_based() {
             quota_on_commit: first,
             ..FaultPlan::default()
         },
+        FaultPlan {
+            fail_after_commit: first,
+            ..FaultPlan::default()
+        },
     ];
     for plan in plans {
         let store = faulty(plan.clone());
@@ -289,6 +326,7 @@ fn counting_is_one_based() {
         crash_before_commit: Some(0),
         crash_after_commit: Some(0),
         quota_on_commit: Some(0),
+        fail_after_commit: Some(0),
     });
     for n in 1..=3 {
         block_on(never.commit(step(n))).expect("a count of 0 never matches");

@@ -4,8 +4,8 @@
 mod common;
 use common::*;
 
-use ttlkv::store::MemoryStore;
-use ttlkv::{Db, DbOptions, ErrorKind, FakeClock, PutOptions};
+use ttlkv::store::{FaultPlan, FaultyStore, MemoryStore, PageKind, PageStore};
+use ttlkv::{Db, DbOptions, ErrorKind, FakeClock, PutCondition, PutOptions, WriteBatch};
 
 #[test]
 fn a_failed_wal_commit_rolls_the_write_back_and_the_db_keeps_working() {
@@ -26,6 +26,69 @@ fn a_failed_wal_commit_rolls_the_write_back_and_the_db_keeps_working() {
     });
     let db = reopen(faulty.inner(), &clock, DbOptions::default());
     assert_eq!(run(db.get(b"k")).unwrap().as_deref(), Some(&b"newer"[..]));
+}
+
+/// The next commit, from now on, lands but reports an error: the store could not confirm it.
+fn fail_after_commit(faulty: &FaultyStore<MemoryStore>) {
+    faulty.set_plan(FaultPlan {
+        fail_after_commit: Some(1),
+        ..FaultPlan::default()
+    });
+}
+
+async fn wal_pages(store: &MemoryStore) -> usize {
+    store.list_pages(PageKind::Wal).await.unwrap().len()
+}
+
+#[test]
+fn a_wal_commit_that_failed_but_landed_is_never_replayed_beside_later_writes() {
+    let (db, faulty, clock) = open_faulty(DbOptions::default());
+    run(async {
+        fail_after_commit(&faulty);
+        let mut both = WriteBatch::new();
+        both.put(b"a", b"1");
+        both.put(b"b", b"1");
+        let e = db.write(both).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Storage);
+        assert_eq!(db.get(b"b").await.unwrap(), None, "rolled back");
+        // Planned on the rolled-back state: `a` is absent, so it writes.
+        let wrote = db
+            .put_with_options(b"a", b"2", PutCondition::IfAbsent.into())
+            .await
+            .unwrap();
+        assert!(wrote);
+    });
+    // A crash: no close, the store as the last commit left it.
+    drop(db);
+    let db = reopen(faulty.inner(), &clock, DbOptions::default());
+    let (a, b) = run(async { (db.get(b"a").await.unwrap(), db.get(b"b").await.unwrap()) });
+    // The batch and the conditional put in one state is what no order of them gives: the put
+    // wrote only because the batch was not there.
+    assert_eq!(
+        (a.as_deref(), b.as_deref()),
+        (Some(&b"2"[..]), None),
+        "the later put alone, never beside the batch it was planned without"
+    );
+}
+
+#[test]
+fn the_next_commit_of_any_kind_deletes_a_wal_page_whose_commit_failed() {
+    let (db, faulty, _clock) = open_faulty(DbOptions::default());
+    run(async {
+        fail_after_commit(&faulty);
+        db.put(b"k", b"v").await.unwrap_err();
+        assert_eq!(
+            wal_pages(faulty.inner()).await,
+            1,
+            "the page the failed commit landed"
+        );
+        // A manifest change, with no WAL page of its own.
+        db.namespace("sessions", None).await.unwrap();
+        assert_eq!(wal_pages(faulty.inner()).await, 0);
+        // Nothing left to delete: the next WAL commit writes its own page only.
+        db.put(b"k", b"v").await.unwrap();
+        assert_eq!(wal_pages(faulty.inner()).await, 1);
+    });
 }
 
 #[test]

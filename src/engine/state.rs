@@ -321,9 +321,17 @@ impl Inner {
         copy
     }
 
-    /// Commit `commit` to the store (`Closed` once the database let go of it).
-    pub(crate) async fn store_commit(&self, commit: Commit) -> Result<()> {
-        self.store().ok_or_else(Error::closed)?.commit(commit).await
+    /// Commit `commit` to the store (`Closed` once the database let go of it), deleting with it
+    /// the WAL pages failed commits may have left ([`WalState::settle_with`]): every commit passes
+    /// here, so none lands while one of those pages could still be replayed beside it.
+    pub(crate) async fn store_commit(&self, mut commit: Commit) -> Result<()> {
+        let store = self.store().ok_or_else(Error::closed)?;
+        let settling = self.state.borrow().wal.settle_with(&mut commit.deletes);
+        let result = store.commit(commit).await;
+        if result.is_ok() {
+            self.state.borrow_mut().wal.settled(settling);
+        }
+        result
     }
 
     /// Let the host run other work a while, as the store does it (at once once the database

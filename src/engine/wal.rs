@@ -1,7 +1,7 @@
 //! The write-ahead log's bookkeeping: [`WalState`] (the pending buffer of encoded batches not yet
 //! committed, the tickets of the durable writers waiting on them, and the live WAL pages), with
 //! [`Ticket`] and [`WalSegments`]. Plain data below the engine state, which holds one `WalState`;
-//! it knows nothing of the store.
+//! of the store it knows only the WAL pages' ids.
 //!
 //! A write appends its batch here ([`WalState::append`]) in the same synchronous step that
 //! applies it to the memtable (`write::Inner::apply_planned`). Committing what is pending, one
@@ -15,6 +15,7 @@ use core::cell::RefCell;
 
 use crate::error::{Error, Result};
 use crate::format::{encode_wal_batch, encode_wal_page, RowRef};
+use crate::store::PageId;
 
 /// The largest pending-buffer capacity kept for the next group commit after one is written.
 const PENDING_CAPACITY_KEPT: usize = 64 * 1024;
@@ -47,13 +48,18 @@ pub(crate) struct WalState {
     /// When the oldest pending batch was written (relaxed writes must be committed soon after).
     pending_since: Option<i64>,
     pending_tickets: Vec<Rc<Ticket>>,
-    /// Whether a pending batch, or one of the group being committed, is a relaxed write: one no
-    /// writer waits on, so no caller hears if it is lost ([`fail_pending`](Self::fail_pending)).
+    /// Whether a pending batch is a relaxed write: one no writer waits on, so no caller hears if
+    /// it is lost ([`fail_pending`](Self::fail_pending)).
     pending_unawaited: bool,
-    committing_unawaited: bool,
-    /// The highest seq of the group taken for a commit whose outcome is not known yet: if that
-    /// commit lands and a later one fails, the rollback goes back to it.
-    committing: Option<u64>,
+    /// The group taken for a commit whose outcome is not known yet.
+    committing: Option<InFlight>,
+    /// The segments of WAL pages whose commit failed or was given up on, oldest first. Such a
+    /// page may have landed (a store's error says it did not only when it is `Fenced` or
+    /// `QuotaExceeded`), holding writes that were rolled back here: later writes were planned
+    /// without them, so recovery must never replay it beside one of those. The next store commit
+    /// of any kind deletes them ([`settle_with`](Self::settle_with), `Inner::store_commit`):
+    /// once it lands, they are gone, and before it, no write made after them is durable.
+    unsettled: Vec<u64>,
     /// Every write with a seq up to this is durable.
     pub durable_seq: u64,
     /// The number the next WAL page gets.
@@ -65,6 +71,17 @@ pub(crate) struct WalState {
     /// Bumped every time writes are rolled back, so a write that read a rolled-back version
     /// notices and plans again.
     pub rollbacks: u64,
+}
+
+/// A group taken for a commit whose outcome is not known yet.
+#[derive(Clone, Copy)]
+struct InFlight {
+    /// The segment its page is written as.
+    segment: u64,
+    /// Its highest seq: if its commit lands and a later one fails, the rollback goes back to it.
+    max_seq: u64,
+    /// Whether one of its batches is a relaxed write (as [`WalState`]'s `pending_unawaited`).
+    unawaited: bool,
 }
 
 /// One live WAL page.
@@ -156,7 +173,25 @@ impl WalState {
     /// The highest seq of a group being committed (taken, its outcome not known yet): a point
     /// the durable state may move to, where a later rollback would then stop.
     pub(crate) fn committing(&self) -> Option<u64> {
-        self.committing
+        self.committing.map(|group| group.max_seq)
+    }
+
+    /// Add the pages of the [`unsettled`](Self::unsettled) segments to `deletes` (a commit's),
+    /// returning how many: the count to give [`settled`](Self::settled) once it landed.
+    pub(crate) fn settle_with(&self, deletes: &mut Vec<PageId>) -> usize {
+        deletes.extend(self.unsettled.iter().map(|&segment| PageId::wal(segment)));
+        self.unsettled.len()
+    }
+
+    /// Record that a store commit landed that deleted the first `count` unsettled pages (as
+    /// [`settle_with`](Self::settle_with) counted them). None joins the list while a commit is in
+    /// flight (a failed group joins once its own commit returned, and the commit gate lets one
+    /// through at a time), so they are all of them; were there more, all would be kept, to be
+    /// deleted again (deleting a page that is gone is no error).
+    pub(crate) fn settled(&mut self, count: usize) {
+        if count == self.unsettled.len() {
+            self.unsettled.clear();
+        }
     }
 
     /// Whether anything is waiting to be committed.
@@ -192,8 +227,11 @@ impl WalState {
         self.pending_since = None;
         let segment = self.next_segment;
         self.next_segment += 1;
-        self.committing = Some(self.pending_max_seq);
-        self.committing_unawaited = core::mem::take(&mut self.pending_unawaited);
+        self.committing = Some(InFlight {
+            segment,
+            max_seq: self.pending_max_seq,
+            unawaited: core::mem::take(&mut self.pending_unawaited),
+        });
         Some(PendingGroup {
             page,
             segment,
@@ -205,7 +243,6 @@ impl WalState {
     /// Record that `group`'s page was committed: its writes are durable.
     pub(crate) fn group_committed(&mut self, segment: u64, max_seq: u64, bytes: usize) {
         self.committing = None;
-        self.committing_unawaited = false;
         self.durable_seq = self.durable_seq.max(max_seq);
         self.segments.insert(segment, max_seq, bytes);
         self.commits += 1;
@@ -215,10 +252,10 @@ impl WalState {
     /// their tickets with `error`. Returns whether a relaxed write was among them: lost with no
     /// caller told.
     pub(crate) fn fail_pending(&mut self, error: &Error) -> bool {
-        let unawaited = self.pending_unawaited || self.committing_unawaited;
-        self.pending_unawaited = false;
-        self.committing_unawaited = false;
-        self.committing = None;
+        let in_flight = self.committing.take();
+        self.unsettled.extend(in_flight.map(|group| group.segment));
+        let in_flight_unawaited = in_flight.is_some_and(|group| group.unawaited);
+        let unawaited = core::mem::take(&mut self.pending_unawaited) || in_flight_unawaited;
         self.pending.clear();
         self.pending_batches = 0;
         self.pending_since = None;

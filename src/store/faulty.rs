@@ -25,7 +25,8 @@ use crate::error::{Error, ErrorKind, Result};
 ///
 /// "Operation" means any call of a [`PageStore`] method; "commit" means a call of
 /// [`PageStore::commit`]. When several faults name the same call, the first of `fail_op`,
-/// `crash_before_commit`, `fail_commit`, `quota_on_commit`, `crash_after_commit` wins.
+/// `crash_before_commit`, `fail_commit`, `quota_on_commit`, `crash_after_commit`,
+/// `fail_after_commit` wins.
 #[derive(Clone, Debug, Default)]
 pub struct FaultPlan {
     /// The n-th operation fails with [`ErrorKind::Storage`] without reaching the inner store (a
@@ -44,6 +45,11 @@ pub struct FaultPlan {
     /// The n-th commit fails with [`ErrorKind::QuotaExceeded`] without being applied; later
     /// operations work.
     pub quota_on_commit: Option<u64>,
+    /// The n-th commit goes to the inner store (and is applied if its precondition holds), but the
+    /// caller gets [`ErrorKind::Storage`]; later operations work. A store that could not confirm
+    /// a commit that landed, as the `PageStore` contract allows for any error but `Fenced` and
+    /// `QuotaExceeded`.
+    pub fail_after_commit: Option<u64>,
 }
 
 /// A [`PageStore`] that passes every operation to an inner store, except those its [`FaultPlan`]
@@ -89,6 +95,8 @@ enum OnDone {
     Return,
     /// The store dies at this commit, after the inner store completed it.
     CrashAfter(u64),
+    /// The caller gets an error for this commit, after the inner store completed it.
+    FailAfter(u64),
 }
 
 impl<S: PageStore> FaultyStore<S> {
@@ -185,6 +193,9 @@ impl<S> FaultyStore<S> {
             if plan.crash_after_commit == Some(commit) {
                 return Ok(OnDone::CrashAfter(commit));
             }
+            if plan.fail_after_commit == Some(commit) {
+                return Ok(OnDone::FailAfter(commit));
+            }
             Ok(OnDone::Return)
         })
     }
@@ -243,6 +254,9 @@ impl<S, T> Future for Watched<'_, S, T> {
                 this.shared.with_state(|state| state.crash = Some(crash));
                 Poll::Ready(Err(crash.error()))
             }
+            OnDone::FailAfter(commit) => Poll::Ready(result.and(Err(Error::storage(format!(
+                "injected failure after commit {commit} landed"
+            ))))),
         }
     }
 }
