@@ -207,6 +207,54 @@ fn a_hook_replacement_that_falls_due_before_it_is_written_is_reported_as_expired
     assert_eq!(report.removed, 1, "{report:?}");
     assert_eq!(report.expired.len(), 1);
     assert_eq!(report.hook_errors.len(), 1);
+    assert!(reported_later(&db, &clock).is_empty(), "reported once");
+}
+
+/// Key `k` expiring at T0 + 100, and an expire hook whose replacement (expiring at T0 + 201) is
+/// due by the time the purge at T0 + 200 writes it (the hook takes 5 ms).
+fn late_replacement(db: &Db, clock: &FakeClock) {
+    run(db.put_with_options(b"k", b"v", PutOptions::expire_after(100))).unwrap();
+    let hook_clock = clock.clone();
+    db.set_expire_hook(Some(Rc::new(move |_e: &ttlkv::ExpiredEntry| {
+        hook_clock.advance(5);
+        Some(Replacement {
+            value: b"late".to_vec(),
+            ttl: Ttl::ExpireAt(T0 + 201),
+        })
+    })));
+    clock.set(T0 + 200);
+}
+
+#[test]
+fn a_late_hook_replacement_still_reports_its_key_when_the_purge_fails_to_record_its_progress() {
+    let (db, store, clock) = open_faulty(DbOptions::default());
+    late_replacement(&db, &clock);
+    // The purge's durable write lands (it removes the key); its commit of `purged_until` fails.
+    fail_commit(&store, 2);
+    run(db.purge_expired(100)).unwrap_err();
+    assert_eq!(run(db.get(b"k")).unwrap(), None);
+    assert_eq!(
+        purge_all(&db),
+        vec![b"k".to_vec()],
+        "the event is reported once, later"
+    );
+    assert!(purge_all(&db).is_empty());
+}
+
+#[test]
+fn a_late_hook_replacement_still_reports_its_key_after_a_crash_before_the_purge_records_it() {
+    let (db, store, clock) = open_faulty(DbOptions::default());
+    late_replacement(&db, &clock);
+    store.set_plan(FaultPlan {
+        crash_before_commit: Some(2),
+        ..FaultPlan::default()
+    });
+    run(db.purge_expired(100)).unwrap_err();
+    drop(db);
+    let db = reopen(store.inner(), &clock, DbOptions::default());
+    assert_eq!(run(db.get(b"k")).unwrap(), None);
+    assert_eq!(purge_all(&db), vec![b"k".to_vec()]);
+    assert!(purge_all(&db).is_empty());
 }
 
 /// A future that lets other futures run `n` times (pending, waking itself) before it is ready.

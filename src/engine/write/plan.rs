@@ -42,6 +42,27 @@ fn owed_event(row: &MemVersion, now: i64, purged_until: i64) -> Option<(i64, &[u
     Some((at, row.value.as_deref()?))
 }
 
+/// If `row`, the row `key` holds, expired unreported ([`owed_event`]), plan the expiry-index
+/// entry that records its event with its value, for the purge to report: a write that replaces
+/// the row would otherwise leave nothing saying it expired.
+fn plan_owed_entry(
+    planned: &mut Planned,
+    key: &[u8],
+    row: Option<&MemVersion>,
+    now: i64,
+    purged_until: i64,
+) {
+    if let Some((at, old)) = row.and_then(|r| owed_event(r, now, purged_until)) {
+        let entry = MemVersion {
+            seq: UNASSIGNED_SEQ,
+            ts: now,
+            expire_at: Some(at),
+            value: Some(owed_entry_value(old)),
+        };
+        planned.insert(expiry_index_key(at, key).into(), entry);
+    }
+}
+
 /// The row a write decided on: a value, or a tombstone if its expiry is not in the future (as
 /// Redis does). Written at `now`; its seq is assigned when the write is applied.
 fn planned_value(value: Vec<u8>, expire_at: Option<i64>, now: i64) -> MemVersion {
@@ -199,16 +220,7 @@ pub(crate) fn plan(
                 if !ok {
                     return Ok(None);
                 }
-                if let Some((at, old)) = raw.as_ref().and_then(|r| owed_event(r, now, purged_until))
-                {
-                    let entry = MemVersion {
-                        seq: UNASSIGNED_SEQ,
-                        ts: now,
-                        expire_at: Some(at),
-                        value: Some(owed_entry_value(old)),
-                    };
-                    planned.insert(expiry_index_key(at, key).into(), entry);
-                }
+                plan_owed_entry(&mut planned, key, raw.as_ref(), now, purged_until);
                 let expire_at = policy.expiry(*ttl, now, live.as_ref())?;
                 planned.insert(
                     MapKey::from_slice(key),
@@ -317,7 +329,11 @@ pub(crate) fn plan(
                 } else if new_expire_at.is_some_and(|at| at <= now) {
                     // Due by now (time passed since the hook answered): the purge reports the key
                     // as expired, and its row goes (so no later write takes it for one whose
-                    // event is owed).
+                    // event is owed). The event is recorded as a write over an expired row records
+                    // it: should the purge's commit of `purged_until` fail, or a crash come
+                    // first, the next purge reports it from there, the key's row (a tombstone)
+                    // no longer saying it expired.
+                    plan_owed_entry(&mut planned, key, raw.as_ref(), now, purged_until);
                     planned.insert(MapKey::from_slice(key), planned_tombstone(now));
                     Outcome {
                         due: true,
