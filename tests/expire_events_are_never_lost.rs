@@ -270,6 +270,53 @@ fn turns(n: u32) -> impl std::future::Future<Output = ()> {
     })
 }
 
+#[test]
+fn a_key_that_expires_while_a_clear_waits_for_a_commit_in_flight_gets_its_event() {
+    // The clear starts while a durable put's commit is in flight, and the clock jumps past the
+    // key's expiry some turns later: while the clear waits behind that commit (the event is owed:
+    // the clear purges first), or while its own commit is in flight (the clear took its time
+    // before: the key was live then, and is cleared with no event). Never two events.
+    let mut reported_while_waiting = 0;
+    for clear_after in 1..=2 {
+        for jump_after in clear_after + 1..=5 {
+            let (db, store, clock) = fresh(DbOptions::default());
+            let reported = run(async {
+                db.put_with_options(b"k", b"v", PutOptions::expire_after(50))
+                    .await
+                    .unwrap();
+                // The next expiry is known, so the clear asks the clock whether it is due.
+                db.purge_expired(100).await.unwrap();
+                store.set_latency(4);
+                let (put, cleared, ()) = futures::join!(
+                    db.put(b"x", b"v"),
+                    async {
+                        turns(clear_after).await;
+                        db.clear().await
+                    },
+                    async {
+                        turns(jump_after).await;
+                        clock.advance(100);
+                    },
+                );
+                put.unwrap();
+                store.set_latency(0);
+                cleared.unwrap().expired.len()
+            });
+            let later = reported_later(&db, &clock).len();
+            assert!(
+                reported + later <= 1,
+                "clear after {clear_after} turns, the jump after {jump_after}"
+            );
+            reported_while_waiting += reported;
+        }
+    }
+    // Before, the clear read the clock before it waited: no event in any of these.
+    assert!(
+        reported_while_waiting > 0,
+        "no jump landed while the clear waited"
+    );
+}
+
 /// Small pages and a cache of one page: a read of another page goes to the store (and so
 /// waits, on a store with latency).
 fn uncached() -> DbOptions {

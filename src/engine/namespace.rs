@@ -321,9 +321,10 @@ impl Inner {
     /// expiry may have come due (its event is owed: the caller purges, then tries again).
     /// `Closed` if the namespace was dropped.
     pub(crate) async fn clear_keyspace(&self, handle: u32) -> Result<bool> {
-        let now = self.clock.now()?;
         self.change_manifest(&|st| {
-            if st.expiry_may_be_due(now) {
+            // The time read here, behind the commit gate: a key that expired while the clear
+            // waited there is owed its event, which the purge gives before the clear drops it.
+            if st.expiry_may_be_due(self.clock.now()?) {
                 return Ok(None);
             }
             let mut manifest = st.manifest.clone();
