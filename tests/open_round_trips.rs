@@ -9,8 +9,11 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use common::{run, small, T0};
-use ttlkv::store::{Commit, ManifestRecord, MemoryStore, PageId, PageKind, PageStore, StoreFuture};
-use ttlkv::{Db, FakeClock};
+use ttlkv::store::{
+    Commit, ManifestRecord, MemoryStore, PageId, PageKind, PageStore, StoreFuture,
+    MAX_MANIFEST_VERSION,
+};
+use ttlkv::{Db, ErrorKind, FakeClock};
 
 /// A store that forwards every call to a memory store and records the method called.
 #[derive(Clone, Default)]
@@ -103,4 +106,47 @@ fn an_open_with_unflushed_writes_reads_their_wal_pages_in_one_round_trip() {
         run(db.get(b"unflushed")).expect("get"),
         Some(b"value".to_vec())
     );
+}
+
+#[test]
+fn an_open_refuses_a_manifest_version_it_could_not_number_the_next_commit_after() {
+    for (version, opens) in [
+        (MAX_MANIFEST_VERSION - 1, true),
+        (MAX_MANIFEST_VERSION, false),
+    ] {
+        let store = MemoryStore::new();
+        let clock = FakeClock::new(T0);
+        run(async {
+            let db = Db::open(store.clone(), clock.clone(), small())
+                .await
+                .unwrap();
+            db.put(b"k", b"v").await.unwrap();
+            db.close().await.unwrap();
+            // The same manifest, at `version`.
+            let record = store.read_manifest().await.unwrap().unwrap();
+            store
+                .commit(Commit {
+                    expected_manifest_version: record.version,
+                    manifest: Some(ManifestRecord {
+                        version,
+                        bytes: record.bytes,
+                    }),
+                    puts: Vec::new(),
+                    deletes: Vec::new(),
+                })
+                .await
+                .unwrap();
+            match Db::open(store.clone(), clock.clone(), small()).await {
+                Ok(db) => {
+                    assert!(opens, "version {version} opened");
+                    assert_eq!(db.get(b"k").await.unwrap().as_deref(), Some(&b"v"[..]));
+                }
+                Err(e) => {
+                    assert!(!opens, "version {version}: {e}");
+                    assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
+                    assert!(e.message().contains("manifest version"), "{e}");
+                }
+            }
+        });
+    }
 }

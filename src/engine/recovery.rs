@@ -28,7 +28,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::format::{decode_wal_page, Manifest, SstMeta};
 use crate::join::join;
 use crate::small_sort::insertion_sort_by;
-use crate::store::{Commit, ManifestRecord, PageId, PageKind, PageStore};
+use crate::store::{Commit, ManifestRecord, PageId, PageKind, PageStore, MAX_MANIFEST_VERSION};
 
 /// How often an open reads the manifest again after another writer's commit beat its own.
 const ROLE_ATTEMPTS: u32 = 8;
@@ -69,6 +69,12 @@ async fn take_writer_role(
     loop {
         let record = store.read_manifest().await?;
         let (mut manifest, expected_version) = match &record {
+            Some(r) if r.version >= MAX_MANIFEST_VERSION => {
+                return Err(Error::corruption(alloc::format!(
+                    "manifest version {} is past the highest a store keeps",
+                    r.version
+                )))
+            }
             Some(r) => (
                 Manifest::decode(&r.bytes).map_err(|e| e.context("manifest"))?,
                 r.version,

@@ -141,6 +141,12 @@ pub struct ManifestRecord {
     pub bytes: Vec<u8>,
 }
 
+/// The highest manifest version a store keeps: the largest integer a JavaScript number holds
+/// exactly, so that every store, those of the npm package among them, keeps a version as it is.
+/// An open refuses a store whose manifest is at it or beyond (`Corruption`): it could not number
+/// the next commit. No database makes that many commits.
+pub const MAX_MANIFEST_VERSION: u64 = (1 << 53) - 1;
+
 /// One atomic change to a store.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Commit {

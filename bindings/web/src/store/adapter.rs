@@ -19,7 +19,9 @@
 //! puts. Any other throw is a `STORAGE` error.
 
 use js_sys::{Array, Function, Object, Reflect, Uint8Array};
-use ttlkv::store::{Commit, ManifestRecord, PageId, PageKind, PageStore, StoreFuture};
+use ttlkv::store::{
+    Commit, ManifestRecord, PageId, PageKind, PageStore, StoreFuture, MAX_MANIFEST_VERSION,
+};
 use ttlkv::{Error, ErrorKind, Result};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -81,7 +83,7 @@ async fn call(f: &Function, this: &Object, arg: &JsValue, what: &str) -> Result<
 fn version_of(v: &JsValue, what: &str) -> Result<u64> {
     let n = v
         .as_f64()
-        .filter(|n| n.is_finite() && *n >= 0.0 && n.fract() == 0.0 && *n <= 9_007_199_254_740_991.0)
+        .filter(|n| (0.0..=MAX_MANIFEST_VERSION as f64).contains(n) && n.fract() == 0.0)
         .ok_or_else(|| Error::storage(format!("{what}: version is not a non-negative integer")))?;
     Ok(n as u64)
 }

@@ -4,7 +4,7 @@
 
 use idb::{KeyRange, Query};
 use js_sys::{Object, Reflect, Uint8Array};
-use ttlkv::store::{ManifestRecord, PageKind};
+use ttlkv::store::{ManifestRecord, PageKind, MAX_MANIFEST_VERSION};
 use ttlkv::{Error, ErrorKind, Result};
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -97,7 +97,7 @@ fn field(target: &JsValue, name: &str) -> JsValue {
 pub(super) fn manifest_of(record: &JsValue) -> Result<ManifestRecord> {
     let version = field(record, VERSION_FIELD)
         .as_f64()
-        .filter(|v| v.is_finite() && *v >= 1.0 && v.fract() == 0.0)
+        .filter(|v| (1.0..=MAX_MANIFEST_VERSION as f64).contains(v) && v.fract() == 0.0)
         .ok_or_else(|| Error::corruption("IndexedDB manifest record: bad version"))?;
     let bytes = field(record, "bytes")
         .dyn_into::<Uint8Array>()
