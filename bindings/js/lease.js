@@ -30,21 +30,36 @@ async function inLease(db, fn) {
     tx.oncomplete = resolve;
     tx.onabort = () => reject(tx.error);
   });
+  // Where `fn` fails, its error is the one to report: the abort that follows is handled here.
+  done.catch(() => {});
   const out = await fn(tx.objectStore("lease"));
   await done;
   return out;
 }
 
+/** IndexedDB's failure `e` to take the lease as the error it means, its cause kept. */
+function leaseError(e) {
+  const code = e?.name === "QuotaExceededError" ? "QUOTA_EXCEEDED" : "STORAGE";
+  return new TtlKvError(code, `the lease of the database could not be taken: ${e?.message ?? String(e)}`, { cause: e });
+}
+
 /** Take the lease of `name` for this context, or throw UNSUPPORTED if another holds it. */
 export async function takeLease(name) {
-  const db = await leaseDb(name);
+  let db;
+  let taken;
   const me = Math.random().toString(36).slice(2) + Date.now().toString(36);
-  const taken = await inLease(db, async (store) => {
-    const current = await request(store.get("holder"));
-    if (current && current.owner !== me && Date.now() - current.renewedAt < LEASE_MS) return false;
-    store.put({ owner: me, renewedAt: Date.now() }, "holder");
-    return true;
-  });
+  try {
+    db = await leaseDb(name);
+    taken = await inLease(db, async (store) => {
+      const current = await request(store.get("holder"));
+      if (current && current.owner !== me && Date.now() - current.renewedAt < LEASE_MS) return false;
+      store.put({ owner: me, renewedAt: Date.now() }, "holder");
+      return true;
+    });
+  } catch (e) {
+    db?.close();
+    throw leaseError(e);
+  }
   if (!taken) {
     db.close();
     throw new TtlKvError(

@@ -822,6 +822,30 @@ function browserScenarios(engine) {
     await context.close();
   });
 
+  it("without Web Locks a lease that IndexedDB cannot store fails the open QUOTA_EXCEEDED, its cause kept, and the next open takes it", async () => {
+    const { context, pages } = await pagesWithoutLocks(1, "lease-quota", () => {
+      // The lease's record cannot be written once (as on a full disk); the database's own writes can.
+      const put = IDBObjectStore.prototype.put;
+      window.leaseFull = true;
+      IDBObjectStore.prototype.put = function (...args) {
+        if (this.name === "lease" && window.leaseFull) throw new DOMException("the disk is full", "QuotaExceededError");
+        return put.apply(this, args);
+      };
+    });
+    const [a] = pages;
+    const refused = await a.evaluate(() =>
+      window.ttlkvChecks.openShared("lease-quota").then(
+        () => "opened",
+        (e) => `${e.code}: ${e.message} (cause: ${e.cause?.name})`,
+      ),
+    );
+    assert.equal(refused, "QUOTA_EXCEEDED: the lease of the database could not be taken: the disk is full (cause: QuotaExceededError)");
+    await a.evaluate(() => (window.leaseFull = false));
+    await a.evaluate(() => window.ttlkvChecks.openShared("lease-quota"));
+    assert.deepEqual(await call(a, "put", "k", "v"), { value: true });
+    await context.close();
+  });
+
   it("without Web Locks a close() that fails still gives the lease up", async () => {
     const { context, pages } = await pagesWithoutLocks(2, "failed-close");
     const [a, b] = pages;
