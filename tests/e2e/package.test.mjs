@@ -822,6 +822,38 @@ function browserScenarios(engine) {
     await context.close();
   });
 
+  it("a commit that one failing request aborts reports that request's error as its cause", async () => {
+    const { context, pages } = await tabs(1, "request-fails", [
+      () => {
+        // While `window.metaAdds` is set, the manifest's put adds instead, which fails on the
+        // stored manifest's key (ConstraintError): a request that fails, and aborts its commit.
+        const put = IDBObjectStore.prototype.put;
+        IDBObjectStore.prototype.put = function (...args) {
+          return this.name === "meta" && window.metaAdds ? this.add(...args) : put.apply(this, args);
+        };
+      },
+    ]);
+    const [a] = pages;
+    await a.evaluate(() => window.ttlkvChecks.openShared("request-fails"));
+    assert.deepEqual(await call(a, "put", "k", "v"), { value: true });
+    assert.deepEqual(await call(a, "close"), { value: undefined });
+    await a.evaluate(() => (window.metaAdds = true));
+    // The open's first commit puts the manifest.
+    const failed = await a.evaluate(() =>
+      window.ttlkvChecks.openShared("request-fails").then(
+        () => "opened",
+        (e) => ({ code: e.code, message: e.message, cause: e.cause?.name }),
+      ),
+    );
+    assert.equal(failed.code, "STORAGE", JSON.stringify(failed));
+    assert.match(failed.message, /nothing was written \(ConstraintError: /);
+    assert.equal(failed.cause, "ConstraintError");
+    await a.evaluate(() => (window.metaAdds = false));
+    await a.evaluate(() => window.ttlkvChecks.openShared("request-fails"));
+    assert.deepEqual(await call(a, "get", "k"), { value: "v" });
+    await context.close();
+  });
+
   it("without Web Locks a lease that IndexedDB cannot store fails the open QUOTA_EXCEEDED, its cause kept, and the next open takes it", async () => {
     const { context, pages } = await pagesWithoutLocks(1, "lease-quota", () => {
       // The lease's record cannot be written once (as on a full disk); the database's own writes can.

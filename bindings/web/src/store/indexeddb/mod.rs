@@ -22,8 +22,8 @@
 //! for the last request of each slice before the next, so no single task holds the page for long.
 //! Nothing but IndexedDB requests is awaited while the transaction is open, so it never
 //! auto-commits half-way. A transaction that aborts leaves the database as it was; the cause is
-//! read from `IDBTransaction.error` and mapped: `QuotaExceededError` → `QUOTA_EXCEEDED`, anything
-//! else → `STORAGE`.
+//! the error of its first request that failed (`failed_request.rs`), else `IDBTransaction.error`,
+//! and is mapped: `QuotaExceededError` → `QUOTA_EXCEEDED`, anything else → `STORAGE`.
 //!
 //! When another context deletes or upgrades the database (`destroy()` in another tab, "clear site
 //! data"), this connection closes itself at once instead of blocking it, and every later call
@@ -37,8 +37,9 @@
 //! any other storage failure.
 //!
 //! `convert.rs` turns idb's and IndexedDB's failures and values into the store's (errors, the
-//! manifest record, page-kind key ranges); `count.rs` asks the check's count; this file owns the
-//! database, its schema, its connection and the commit.
+//! manifest record, page-kind key ranges); `count.rs` asks the check's count; `failed_request.rs`
+//! keeps the error of a commit's failed request; this file owns the database, its schema, its
+//! connection and the commit.
 
 use std::cell::Cell;
 use std::future::IntoFuture;
@@ -58,8 +59,10 @@ use super::page_key::{check_manifest_version, page_ids_of_kind, page_key};
 
 mod convert;
 mod count;
+mod failed_request;
 use convert::{idb_error, js_error, kind_range, manifest_of, manifest_record, VERSION_FIELD};
 use count::count_of;
+use failed_request::{watch_requests, FailedRequest};
 
 /// The schema version of the IndexedDB database (its object stores and index), not of the page
 /// format. 1: the two stores; 2: [`VERSION_INDEX`] too. A database of schema 2 cannot be opened
@@ -172,8 +175,10 @@ impl IndexedDbStore {
         let tx = self.transaction(&[PAGES, META], TransactionMode::ReadWrite)?;
         let meta = tx.object_store(META).map_err(|e| idb_error("commit", e))?;
         let pages = tx.object_store(PAGES).map_err(|e| idb_error("commit", e))?;
-        // A second handle on the same transaction, to read its `error` after it ended.
+        // A second handle on the same transaction, to read its `error` after it ended, and what
+        // its requests that fail leave.
         let observer = meta.transaction();
+        let failed = watch_requests(&JsValue::from(meta.transaction()));
 
         // The manifest's version is counted by the transaction's first request and checked when
         // its answer arrives. The writes are issued without waiting for it: they are not
@@ -232,6 +237,11 @@ impl IndexedDbStore {
             Ok::<(), idb::Error>(())
         };
         if let Err(e) = issued.await {
+            // A request that failed aborted the transaction, and later ones then fail for that
+            // reason alone: the transaction's error is the cause, where it has one.
+            if failed.error().is_some() || observer.error().is_some() {
+                return Err(aborted(&observer, &failed));
+            }
             let _ = observer.abort();
             return Err(idb_error("commit", e));
         }
@@ -268,27 +278,32 @@ impl IndexedDbStore {
         let _ = meta.transaction().commit();
         match tx.await {
             Ok(TransactionResult::Committed) => Ok(()),
-            Ok(TransactionResult::Aborted) | Err(_) => {
-                let exception = observer.error();
-                let cause = match &exception {
-                    Some(d) => format!("{}: {}", d.name(), d.message()),
-                    None => "the transaction was aborted".into(),
-                };
-                let kind = if cause.starts_with("QuotaExceededError") {
-                    ErrorKind::QuotaExceeded
-                } else {
-                    ErrorKind::Storage
-                };
-                let error = Error::new(
-                    kind,
-                    format!("commit: IndexedDB aborted it, nothing was written ({cause})"),
-                );
-                Err(match exception {
-                    Some(d) => error.with_source(JsCause::new(d.into(), cause)),
-                    None => error,
-                })
-            }
+            // A failed request ends the wait at its `error` event, before the abort.
+            Ok(TransactionResult::Aborted) | Err(_) => Err(aborted(&observer, &failed)),
         }
+    }
+}
+
+/// The error of a commit whose transaction IndexedDB aborted: `QUOTA_EXCEEDED` or `STORAGE`, its
+/// cause the error of the first request that failed, else the transaction's, where it has one.
+fn aborted(observer: &idb::Transaction, failed: &FailedRequest) -> Error {
+    let exception = failed.error().or_else(|| observer.error());
+    let cause = match &exception {
+        Some(d) => format!("{}: {}", d.name(), d.message()),
+        None => "the transaction was aborted".into(),
+    };
+    let kind = if cause.starts_with("QuotaExceededError") {
+        ErrorKind::QuotaExceeded
+    } else {
+        ErrorKind::Storage
+    };
+    let error = Error::new(
+        kind,
+        format!("commit: IndexedDB aborted it, nothing was written ({cause})"),
+    );
+    match exception {
+        Some(d) => error.with_source(JsCause::new(d.into(), cause)),
+        None => error,
     }
 }
 
