@@ -1,31 +1,26 @@
-//! The error of the first request of a transaction that failed: what a commit reports as the
-//! cause of its abort (`mod.rs`). The transaction's own `error` does not always say: after
-//! `commit()`, Firefox aborts with an `AbortError` and WebKit with none when one request fails
-//! (a put that breaks a key's uniqueness, as a `ConstraintError`), and every browser sets it only
-//! once the failed request's `error` event has been dispatched. In JS, as `count.rs` is: the same
-//! in Rust would need a closure kept alive for the transaction.
+//! A commit's transaction made to keep the error of its first request that failed, as its
+//! `error`: what a commit reports as the cause of its abort (`mod.rs`). The transaction's own
+//! `error` does not always say: after `commit()`, when one request fails (a put that breaks a
+//! key's uniqueness, a `ConstraintError`), Firefox aborts with an `AbortError` and WebKit with
+//! none, and every browser sets it only once the request's `error` event has been dispatched,
+//! after idb's future ended the wait. In JS, as `count.rs` is: a listener in Rust would be a
+//! closure kept alive for the transaction, and a getter of the error one more import.
 
 use wasm_bindgen::prelude::*;
-use web_sys::DomException;
 
 #[wasm_bindgen(inline_js = r#"
 export function watchRequests(transaction) {
-  const seen = { error: null };
+  let first;
   transaction.addEventListener("error", (event) => {
-    seen.error ??= event.target?.error ?? null;
+    first ??= event.target?.error;
   });
-  return seen;
+  const own = Object.getOwnPropertyDescriptor(IDBTransaction.prototype, "error").get;
+  Object.defineProperty(transaction, "error", { get: () => first ?? own.call(transaction) });
 }
 "#)]
 extern "C" {
-    /// What a transaction's failed requests left: the error of the first.
-    pub(super) type FailedRequest;
-
-    /// Watch `transaction` (an `IDBTransaction`) from now on for requests that fail.
+    /// Watch `transaction` (an `IDBTransaction`) from now on for requests that fail: its `error`
+    /// then answers the first one's error where there is one, else its own.
     #[wasm_bindgen(js_name = watchRequests)]
-    pub(super) fn watch_requests(transaction: &JsValue) -> FailedRequest;
-
-    /// The first failed request's error, once one failed.
-    #[wasm_bindgen(method, getter)]
-    pub(super) fn error(this: &FailedRequest) -> Option<DomException>;
+    pub(super) fn watch_requests(transaction: &JsValue);
 }

@@ -22,8 +22,9 @@
 //! for the last request of each slice before the next, so no single task holds the page for long.
 //! Nothing but IndexedDB requests is awaited while the transaction is open, so it never
 //! auto-commits half-way. A transaction that aborts leaves the database as it was; the cause is
-//! the error of its first request that failed (`failed_request.rs`), else `IDBTransaction.error`,
-//! and is mapped: `QuotaExceededError` → `QUOTA_EXCEEDED`, anything else → `STORAGE`.
+//! read from `IDBTransaction.error` (which `failed_request.rs` makes answer the error of the first
+//! request that failed) and mapped: `QuotaExceededError` → `QUOTA_EXCEEDED`, anything else →
+//! `STORAGE`.
 //!
 //! When another context deletes or upgrades the database (`destroy()` in another tab, "clear site
 //! data"), this connection closes itself at once instead of blocking it, and every later call
@@ -38,8 +39,8 @@
 //!
 //! `convert.rs` turns idb's and IndexedDB's failures and values into the store's (errors, the
 //! manifest record, page-kind key ranges); `count.rs` asks the check's count; `failed_request.rs`
-//! keeps the error of a commit's failed request; this file owns the database, its schema, its
-//! connection and the commit.
+//! makes a commit's transaction keep the error of its first failed request; this file owns the
+//! database, its schema, its connection and the commit.
 
 use std::cell::Cell;
 use std::future::IntoFuture;
@@ -62,7 +63,7 @@ mod count;
 mod failed_request;
 use convert::{idb_error, js_error, kind_range, manifest_of, manifest_record, VERSION_FIELD};
 use count::count_of;
-use failed_request::{watch_requests, FailedRequest};
+use failed_request::watch_requests;
 
 /// The schema version of the IndexedDB database (its object stores and index), not of the page
 /// format. 1: the two stores; 2: [`VERSION_INDEX`] too. A database of schema 2 cannot be opened
@@ -175,10 +176,10 @@ impl IndexedDbStore {
         let tx = self.transaction(&[PAGES, META], TransactionMode::ReadWrite)?;
         let meta = tx.object_store(META).map_err(|e| idb_error("commit", e))?;
         let pages = tx.object_store(PAGES).map_err(|e| idb_error("commit", e))?;
-        // A second handle on the same transaction, to read its `error` after it ended, and what
-        // its requests that fail leave.
+        // A second handle on the same transaction, to read its `error` (that of its first request
+        // that failed, where one did) after it ended.
         let observer = meta.transaction();
-        let failed = watch_requests(&JsValue::from(meta.transaction()));
+        watch_requests(&JsValue::from(meta.transaction()));
 
         // The manifest's version is counted by the transaction's first request and checked when
         // its answer arrives. The writes are issued without waiting for it: they are not
@@ -237,11 +238,6 @@ impl IndexedDbStore {
             Ok::<(), idb::Error>(())
         };
         if let Err(e) = issued.await {
-            // A request that failed aborted the transaction, and later ones then fail for that
-            // reason alone: the transaction's error is the cause, where it has one.
-            if failed.error().is_some() || observer.error().is_some() {
-                return Err(aborted(&observer, &failed));
-            }
             let _ = observer.abort();
             return Err(idb_error("commit", e));
         }
@@ -279,15 +275,15 @@ impl IndexedDbStore {
         match tx.await {
             Ok(TransactionResult::Committed) => Ok(()),
             // A failed request ends the wait at its `error` event, before the abort.
-            Ok(TransactionResult::Aborted) | Err(_) => Err(aborted(&observer, &failed)),
+            Ok(TransactionResult::Aborted) | Err(_) => Err(aborted(&observer)),
         }
     }
 }
 
 /// The error of a commit whose transaction IndexedDB aborted: `QUOTA_EXCEEDED` or `STORAGE`, its
-/// cause the error of the first request that failed, else the transaction's, where it has one.
-fn aborted(observer: &idb::Transaction, failed: &FailedRequest) -> Error {
-    let exception = failed.error().or_else(|| observer.error());
+/// cause the transaction's error (that of its first request that failed, `failed_request.rs`).
+fn aborted(observer: &idb::Transaction) -> Error {
+    let exception = observer.error();
     let cause = match &exception {
         Some(d) => format!("{}: {}", d.name(), d.message()),
         None => "the transaction was aborted".into(),
