@@ -166,7 +166,9 @@ impl Db {
     /// listener, or, while none is set, with the next purge report (of
     /// [`purge_expired`](Self::purge_expired), [`maintenance_step`](Self::maintenance_step),
     /// [`clear`](Self::clear) or [`reclaim`](Self::reclaim)). The expire hook applies to these
-    /// purges as to any other.
+    /// purges as to any other. Events kept that way are lost if the database closes before a
+    /// purge report hands them out (their purge is durable, so no later purge reports them
+    /// again): set a listener where that matters. The npm package always sets one.
     ///
     /// [`ErrorKind::QuotaExceeded`]: crate::ErrorKind::QuotaExceeded
     pub fn set_reclaim_listener(&self, listener: Option<ReclaimListener>) {
