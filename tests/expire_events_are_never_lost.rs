@@ -186,36 +186,13 @@ fn a_hook_replacement_over_the_value_limit_is_a_hook_error_and_the_key_expires()
     assert_eq!(run(db.get(b"k")).unwrap(), None);
 }
 
-#[test]
-fn a_hook_replacement_that_falls_due_before_it_is_written_is_reported_as_expired_not_rewritten() {
-    let (db, _store, clock) = fresh(DbOptions::default());
-    run(db.put_with_options(b"k", b"v", PutOptions::expire_after(100))).unwrap();
-    let at = T0 + 201;
-    let hook_clock = clock.clone();
-    db.set_expire_hook(Some(Rc::new(move |_e: &ttlkv::ExpiredEntry| {
-        // Time passes while the hook runs: its answer is due by the time it is written.
-        hook_clock.advance(5);
-        Some(Replacement {
-            value: b"late".to_vec(),
-            ttl: Ttl::ExpireAt(at),
-        })
-    })));
-    clock.set(T0 + 200);
-    let report = run(db.purge_expired(100)).unwrap();
-    assert_eq!(run(db.get(b"k")).unwrap(), None);
-    assert_eq!(report.rewritten, 0, "{report:?}");
-    assert_eq!(report.removed, 1, "{report:?}");
-    assert_eq!(report.expired.len(), 1);
-    assert_eq!(report.hook_errors.len(), 1);
-    assert!(reported_later(&db, &clock).is_empty(), "reported once");
-}
-
 /// Key `k` expiring at T0 + 100, and an expire hook whose replacement (expiring at T0 + 201) is
 /// due by the time the purge at T0 + 200 writes it (the hook takes 5 ms).
 fn late_replacement(db: &Db, clock: &FakeClock) {
     run(db.put_with_options(b"k", b"v", PutOptions::expire_after(100))).unwrap();
     let hook_clock = clock.clone();
     db.set_expire_hook(Some(Rc::new(move |_e: &ttlkv::ExpiredEntry| {
+        // Time passes while the hook runs: its answer is due by the time it is written.
         hook_clock.advance(5);
         Some(Replacement {
             value: b"late".to_vec(),
@@ -223,6 +200,19 @@ fn late_replacement(db: &Db, clock: &FakeClock) {
         })
     })));
     clock.set(T0 + 200);
+}
+
+#[test]
+fn a_hook_replacement_that_falls_due_before_it_is_written_is_reported_as_expired_not_rewritten() {
+    let (db, _store, clock) = fresh(DbOptions::default());
+    late_replacement(&db, &clock);
+    let report = run(db.purge_expired(100)).unwrap();
+    assert_eq!(run(db.get(b"k")).unwrap(), None);
+    assert_eq!(report.rewritten, 0, "{report:?}");
+    assert_eq!(report.removed, 1, "{report:?}");
+    assert_eq!(report.expired.len(), 1);
+    assert_eq!(report.hook_errors.len(), 1);
+    assert!(reported_later(&db, &clock).is_empty(), "reported once");
 }
 
 #[test]
