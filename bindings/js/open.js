@@ -5,7 +5,7 @@
 import { TtlKvError } from "./errors.js";
 import { encodeValue, decodeKey, decodeValue } from "./codec.js";
 import { engine, asTtlKvError, LocalEndpoint } from "./engine.js";
-import { Tabs, tabsSupported } from "./tabs.js";
+import { Tabs, tabsSupported, announceDeleted } from "./tabs.js";
 import { takeLease } from "./lease.js";
 import * as wasm from "./pkg/ttlkv_web.js";
 import { invalid, plainOptions, checkKnown, positiveInt, flag, putArgs } from "./options.js";
@@ -157,6 +157,8 @@ export async function destroyDb(name, options) {
     throw new TtlKvError("UNSUPPORTED", "destroy() cannot delete an adapter's storage: the app that supplies the adapter owns it");
   }
   await load();
-  if (storage === "indexeddb") await engine(() => wasm.destroyIndexedDb(name));
-  else wasm.destroyMemory(name);
+  if (storage === "indexeddb") {
+    await engine(() => wasm.destroyIndexedDb(name));
+    if (tabsSupported()) announceDeleted(name);
+  } else wasm.destroyMemory(name);
 }

@@ -25,6 +25,20 @@ export function tabsSupported() {
   );
 }
 
+/** The Web Lock and the BroadcastChannel through which the contexts of database `name` take part. */
+const channelName = (name) => `ttlkv:${name}`;
+
+/**
+ * Database `name` was deleted (`destroy()`, here): tell every context of the origin. Its writer's
+ * connection let the delete through, but its engine would go on answering from what it holds in
+ * memory; told, it gives the role up, and the next writer opens the database anew, empty.
+ */
+export function announceDeleted(name) {
+  const channel = new BroadcastChannel(channelName(name));
+  channel.postMessage({ t: "deleted" });
+  channel.close();
+}
+
 function randomId() {
   return Math.random().toString(36).slice(2) + Date.now().toString(36);
 }
@@ -42,7 +56,7 @@ export class Tabs {
    * @param writerTimeoutMs how long a forwarded call may go unanswered before taking over
    */
   constructor(name, shared, becomeWriter, writerTimeoutMs) {
-    this.lockName = `ttlkv:${name}`;
+    this.lockName = channelName(name);
     this.shared = shared;
     this.becomeWriter = becomeWriter;
     this.writerTimeoutMs = writerTimeoutMs;
@@ -160,7 +174,8 @@ export class Tabs {
    * Our lock was stolen: another tab decided this writer stopped answering. This context's
    * commits from here on fail with FENCED (the new writer advanced the manifest); it forwards
    * its calls from now on and queues for the role again. An engine still opening under the stolen
-   * lock is closed by `takeRole`.
+   * lock is closed by `takeRole`. Also where the database was deleted under this writer: its
+   * engine is closed (its commits fail, the connection is gone) and the role passes on.
    */
   lostRole() {
     this.grant = undefined;
@@ -280,6 +295,9 @@ export class Tabs {
         return;
       case "expire":
         this.shared.emit(data.expired);
+        return;
+      case "deleted":
+        if (this.role === "writer") this.lostRole();
         return;
       default:
     }

@@ -395,6 +395,31 @@ function browserScenarios(engine) {
     await context.close();
   });
 
+  for (const deleter of ["a follower", "the writer"]) {
+    it(`destroy() in ${deleter} tab: no tab reads the deleted data again, and both go on with a fresh database`, async () => {
+      const name = deleter === "a follower" ? "destroyed-by-follower" : "destroyed-by-writer";
+      const { context, pages } = await tabs(2, name);
+      const [a, b] = pages;
+      await a.evaluate((n) => window.ttlkvChecks.openShared(n), name);
+      await b.evaluate((n) => window.ttlkvChecks.openShared(n), name);
+      assert.deepEqual(await call(a, "put", "k", "before"), { value: true });
+      assert.deepEqual(await call(b, "get", "k"), { value: "before" }, "b reads through a, the writer");
+      // a's connection lets the delete through; a's engine still holds "k" in its memtable.
+      const deleting = deleter === "a follower" ? b : a;
+      assert.equal(await deleting.evaluate((n) => window.ttlkvChecks.remove(n), name), true);
+      assert.deepEqual(await call(b, "get", "k"), { value: undefined }, "the follower reads no deleted data");
+      assert.deepEqual(await call(a, "get", "k"), { value: undefined }, "nor does the tab that was the writer");
+      assert.deepEqual(await call(b, "put", "k2", "after"), { value: true });
+      assert.deepEqual(await call(a, "get", "k2"), { value: "after" });
+      // What was written after the delete is stored, and nothing from before it.
+      const c = await appPage(context);
+      await c.evaluate((n) => window.ttlkvChecks.openShared(n), name);
+      assert.deepEqual(await c.evaluate(() => window.ttlkvChecks.allShared("")), [["k2", "after"]]);
+      for (const p of [a, b, c]) assert.deepEqual(await p.errors(), []);
+      await context.close();
+    });
+  }
+
   it("a tab that opens and closes the database while another writes leaves no request queued for the role", async () => {
     const { context, pages } = await tabs(2, "queue");
     const [a, b] = pages;
