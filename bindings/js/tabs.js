@@ -297,7 +297,9 @@ export class Tabs {
         this.shared.emit(data.expired);
         return;
       case "deleted":
-        if (this.role === "writer") this.lostRole();
+        // The writer, or a context opening the engine under the lock (it may have read the
+        // database before the delete): either gives the role up.
+        if (this.grant) this.lostRole();
         return;
       default:
     }
