@@ -129,6 +129,34 @@ impl PageStore for ChecksOutsideTheCommit {
     }
 }
 
+/// Writes a commit of large pages more slowly than a small one, with no queue between its calls:
+/// a small commit called after a large one lands first.
+struct LargeCommitsLandLater(MemoryStore);
+
+impl PageStore for LargeCommitsLandLater {
+    forward_reads!();
+    fn list_pages(&self, kind: PageKind) -> StoreFuture<'_, Vec<PageId>> {
+        self.0.list_pages(kind)
+    }
+    fn commit(&self, commit: Commit) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            let bytes: usize = commit.puts.iter().map(|(_, page)| page.len()).sum();
+            for _ in 0..bytes / (64 * 1024) {
+                yield_once().await;
+            }
+            self.0.commit(commit).await
+        })
+    }
+}
+
+#[test]
+fn a_store_that_lets_a_later_commit_land_first_is_caught() {
+    let store = LargeCommitsLandLater(MemoryStore::new());
+    assert!(fails(
+        conformance::commits_in_flight_together_land_in_the_order_called(&store)
+    ));
+}
+
 #[test]
 fn a_store_that_ignores_the_precondition_is_caught() {
     let store = IgnoresPrecondition(MemoryStore::new());
@@ -175,6 +203,11 @@ fn the_broken_stores_pass_the_behaviours_they_do_not_break() {
     ));
     assert!(!fails(
         conformance::stale_precondition_fails_fenced_and_writes_nothing(&ChecksOutsideTheCommit(
+            MemoryStore::new()
+        ))
+    ));
+    assert!(!fails(
+        conformance::a_commit_of_megabytes_is_fenced_whole_or_lands_whole(&LargeCommitsLandLater(
             MemoryStore::new()
         ))
     ));

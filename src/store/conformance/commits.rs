@@ -379,3 +379,33 @@ pub async fn concurrent_commits_on_one_version_let_exactly_one_through(store: &d
         "nothing of the fenced commit may land"
     );
 }
+
+/// Two commits called one after the other, the second before the first has finished, land in
+/// the order they were called. The engine may give up waiting on a commit (a WAL group's) and make
+/// the next one, which deletes the page the first wrote in case it landed: that delete must not
+/// come before the page. The first is a large page, the second small, so that a store which runs
+/// its commits side by side lets the second finish first.
+pub async fn commits_in_flight_together_land_in_the_order_called(store: &dyn PageStore) {
+    let written = PageId::wal(7);
+    let first = Commit {
+        expected_manifest_version: 0,
+        manifest: None,
+        puts: vec![(written, bytes(7, 1024 * 1024))],
+        deletes: vec![],
+    };
+    let second = Commit {
+        expected_manifest_version: 0,
+        manifest: None,
+        puts: vec![(PageId::wal(8), bytes(8, 16))],
+        deletes: vec![written],
+    };
+    let (a, b) = join(store.commit(first), store.commit(second)).await;
+    assert!(a.is_ok(), "the first commit failed: {a:?}");
+    assert!(b.is_ok(), "the second commit failed: {b:?}");
+    assert_eq!(
+        page(store, written).await,
+        None,
+        "the second commit's delete must come after the first commit's page, not before it"
+    );
+    assert_eq!(page(store, PageId::wal(8)).await, Some(bytes(8, 16)));
+}

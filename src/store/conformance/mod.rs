@@ -15,7 +15,9 @@
 //!   [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument), writing nothing;
 //! - a commit without a manifest leaves the manifest as it is; an empty commit only checks the
 //!   precondition;
-//! - an empty page is a page: it reads back as `Some(vec![])` and is listed.
+//! - an empty page is a page: it reads back as `Some(vec![])` and is listed;
+//! - commits land in the order they are called, also when a later one is called before an
+//!   earlier one has finished.
 //!
 //! Quota is not checked here: a store's room cannot be filled portably. Each store tests its own
 //! `QuotaExceeded` path.
@@ -30,7 +32,7 @@ mod support;
 
 pub use commits::{
     a_commit_of_megabytes_is_fenced_whole_or_lands_whole,
-    commit_writes_pages_and_manifest_together,
+    commit_writes_pages_and_manifest_together, commits_in_flight_together_land_in_the_order_called,
     concurrent_commits_on_one_version_let_exactly_one_through,
     empty_commit_checks_only_the_precondition, manifest_round_trips_byte_for_byte,
     manifest_version_advances_only_through_commits,
@@ -99,4 +101,5 @@ behaviours![
     concurrent_commits_on_one_version_let_exactly_one_through,
     get_pages_reads_many_pages_in_order,
     a_commit_of_megabytes_is_fenced_whole_or_lands_whole,
+    commits_in_flight_together_land_in_the_order_called,
 ];
