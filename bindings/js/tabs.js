@@ -28,14 +28,21 @@ export function tabsSupported() {
 /** The Web Lock and the BroadcastChannel through which the contexts of database `name` take part. */
 const channelName = (name) => `ttlkv:${name}`;
 
+/** Every `Tabs` of this context not closed yet. */
+const openHere = new Set();
+
 /**
  * Database `name` was deleted (`destroy()`, here): tell every context of the origin. Its writer's
  * connection let the delete through, but its engine would go on answering from what it holds in
- * memory; told, it gives the role up, and the next writer opens the database anew, empty.
+ * memory; told, it gives the role up, and the next writer opens the database anew, empty. This
+ * context's own are told at once, before `destroy()` resolves (the message would reach them a
+ * task later, after the app's next call).
  */
 export function announceDeleted(name) {
+  const message = { t: "deleted" };
+  for (const tabs of openHere) if (tabs.lockName === channelName(name)) tabs.receive(message);
   const channel = new BroadcastChannel(channelName(name));
-  channel.postMessage({ t: "deleted" });
+  channel.postMessage(message);
   channel.close();
 }
 
@@ -74,6 +81,7 @@ export class Tabs {
     this.queued = false;
     this.stealing = false;
     this.leaving = new AbortController();
+    openHere.add(this);
     this.channel = new BroadcastChannel(this.lockName);
     this.channel.onmessage = (event) => this.receive(event.data);
     this.remote = {
@@ -181,10 +189,12 @@ export class Tabs {
     this.grant = undefined;
     if (this.closed) return;
     const local = this.shared.local;
-    this.follow();
-    this.release?.();
+    const release = this.release;
     this.release = undefined;
-    local?.close().catch(() => {});
+    this.follow();
+    // The lock, if still held (a deleted database's writer), goes once the engine has closed:
+    // the commits of its close do not race the next writer's open.
+    Promise.resolve(local?.close()).catch(() => {}).then(release);
     this.queue();
   }
 
@@ -340,6 +350,7 @@ export class Tabs {
     } finally {
       this.shared.local = undefined;
       this.closed = true;
+      openHere.delete(this);
       this.channel.close();
       this.release?.();
       // A request still queued would hold this context in memory, and be granted to no one.

@@ -406,7 +406,11 @@ function browserScenarios(engine) {
       assert.deepEqual(await call(b, "get", "k"), { value: "before" }, "b reads through a, the writer");
       // a's connection lets the delete through; a's engine still holds "k" in its memtable.
       const deleting = deleter === "a follower" ? b : a;
-      assert.equal(await deleting.evaluate((n) => window.ttlkvChecks.remove(n), name), true);
+      const readAtOnce = await deleting.evaluate(async (n) => {
+        await window.ttlkvChecks.remove(n);
+        return { value: await window.shared.get("k") };
+      }, name);
+      assert.deepEqual(readAtOnce, { value: undefined }, "the deleting tab's next call reads no deleted data");
       assert.deepEqual(await call(b, "get", "k"), { value: undefined }, "the follower reads no deleted data");
       assert.deepEqual(await call(a, "get", "k"), { value: undefined }, "nor does the tab that was the writer");
       assert.deepEqual(await call(b, "put", "k2", "after"), { value: true });
