@@ -31,16 +31,23 @@ const channelName = (name) => `ttlkv:${name}`;
 /** Every `Tabs` of this context not closed yet. */
 const openHere = new Set();
 
+/** This context, as the `deleted` messages it posts name it. */
+const here = randomId();
+
 /**
  * Database `name` was deleted (`destroy()`, here): tell every context of the origin. Its writer's
  * connection let the delete through, but its engine would go on answering from what it holds in
  * memory; told, it gives the role up, and the next writer opens the database anew, empty. This
  * context's own are told at once, before `destroy()` resolves (the message would reach them a
- * task later, after the app's next call).
+ * task later, after the app's next call), and ignore the message when it comes back: by then one
+ * may hold the role again, on the new database. The message goes out on the channel of one of
+ * them where there is one, so that it reaches the writer before the calls that tab sends next.
  */
 export function announceDeleted(name) {
-  const message = { t: "deleted" };
-  for (const tabs of openHere) if (tabs.lockName === channelName(name)) tabs.receive(message);
+  let own;
+  for (const tabs of openHere) if (tabs.lockName === channelName(name)) (own = tabs).receive({ t: "deleted" });
+  const message = { t: "deleted", from: here };
+  if (own) return own.post(message);
   const channel = new BroadcastChannel(channelName(name));
   channel.postMessage(message);
   channel.close();
@@ -81,9 +88,9 @@ export class Tabs {
     this.queued = false;
     this.stealing = false;
     this.leaving = new AbortController();
-    openHere.add(this);
     this.channel = new BroadcastChannel(this.lockName);
     this.channel.onmessage = (event) => this.receive(event.data);
+    openHere.add(this);
     this.remote = {
       call: (ns, method, args) => this.forward({ ns, method, args }),
       callSnapshot: (id, method, args) => this.forward({ snapshot: id, method, args }),
@@ -308,8 +315,8 @@ export class Tabs {
         return;
       case "deleted":
         // The writer, or a context opening the engine under the lock (it may have read the
-        // database before the delete): either gives the role up.
-        if (this.grant) this.lostRole();
+        // database before the delete), gives the role up; one that is closing finishes its close.
+        if (data.from !== here && this.grant && !this.closing) this.lostRole();
         return;
       default:
     }
