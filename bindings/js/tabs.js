@@ -39,15 +39,23 @@ const here = randomId();
  * connection let the delete through, but its engine would go on answering from what it holds in
  * memory; told, it gives the role up, and the next writer opens the database anew, empty. This
  * context's own are told at once, before `destroy()` resolves (the message would reach them a
- * task later, after the app's next call), and ignore the message when it comes back: by then one
- * may hold the role again, on the new database. The message goes out on the channel of one of
- * them where there is one, so that it reaches the writer before the calls that tab sends next.
+ * task later, after the app's next call), and ignore the message when it reaches them: by then
+ * one may hold the role again, on the new database. The message goes out on the channel of each
+ * of them that is not closing, where there is one, so that it reaches the writer before the calls
+ * that tab sends next (messages from two channels are not ordered against each other).
  */
 export function announceDeleted(name) {
-  let own;
-  for (const tabs of openHere) if (tabs.lockName === channelName(name)) (own = tabs).receive({ t: "deleted" });
   const message = { t: "deleted", from: here };
-  if (own) return own.post(message);
+  let posted = false;
+  for (const tabs of openHere) {
+    if (tabs.lockName !== channelName(name)) continue;
+    tabs.receive({ t: "deleted" });
+    if (!tabs.closing) {
+      tabs.post(message);
+      posted = true;
+    }
+  }
+  if (posted) return;
   const channel = new BroadcastChannel(channelName(name));
   channel.postMessage(message);
   channel.close();
@@ -315,8 +323,11 @@ export class Tabs {
         return;
       case "deleted":
         // The writer, or a context opening the engine under the lock (it may have read the
-        // database before the delete), gives the role up; one that is closing finishes its close.
-        if (data.from !== here && this.grant && !this.closing) this.lostRole();
+        // database before the delete), gives the role up. One that is closing stops answering
+        // calls (they go to the next writer) and lets its close close the engine.
+        if (data.from === here || !this.grant) return;
+        if (this.closing) this.role = "follower";
+        else this.lostRole();
         return;
       default:
     }

@@ -424,6 +424,27 @@ function browserScenarios(engine) {
     });
   }
 
+  it("destroy() in a follower tab with two Dbs of the database: the next call of each reads no deleted data", async () => {
+    const { context, pages } = await tabs(2, "destroyed-twice-open");
+    const [a, b] = pages;
+    await a.evaluate(() => window.ttlkvChecks.openShared("destroyed-twice-open"));
+    await b.evaluate(() => window.ttlkvChecks.openShared("destroyed-twice-open"));
+    await b.evaluate(() => window.ttlkvChecks.openSecond("destroyed-twice-open"));
+    assert.deepEqual(await call(a, "put", "k", "before"), { value: true });
+    // Both of b's Dbs forward to a, each over a channel of its own.
+    const read = await b.evaluate(async () => {
+      const before = [await window.second.get("k"), await window.shared.get("k")];
+      await window.ttlkvChecks.remove("destroyed-twice-open");
+      const after = await Promise.all([window.second.get("k"), window.shared.get("k")]);
+      return { before, after };
+    });
+    assert.deepEqual(read.before, ["before", "before"]);
+    assert.deepEqual(read.after, [undefined, undefined], "neither Db's next call reads the deleted data");
+    assert.deepEqual(await call(a, "get", "k"), { value: undefined });
+    for (const p of [a, b]) assert.deepEqual(await p.errors(), []);
+    await context.close();
+  });
+
   it("a tab that opens and closes the database while another writes leaves no request queued for the role", async () => {
     const { context, pages } = await tabs(2, "queue");
     const [a, b] = pages;

@@ -147,6 +147,12 @@ export async function openShared(name, options = {}) {
   return true;
 }
 
+/** A second Db of database `name` in this page, beside the kept one (`window.second`). */
+export async function openSecond(name) {
+  window.second = await open(name, { clock: () => window.fakeNow, maintenance: "manual" });
+  return true;
+}
+
 /** Run `db[method](...args)` on the kept Db; an error comes back as `{ code }`. */
 export async function onShared(method, ...args) {
   try {
