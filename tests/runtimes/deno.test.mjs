@@ -134,6 +134,10 @@ test("a database on Deno KV commits far above its caps (a 5 MiB value, over 1,00
   assert.equal(found, 1 + 3 * 700);
 });
 
+test("the Deno KV adapter packs a commit under the size Deno KV counts for one atomic operation (each set's key twice): many small pages, and a long prefix, land whole", async () => {
+  assert.deepEqual(await denoJson(["--unstable-kv"], "budget.js"), { failed: [], read: [] });
+});
+
 test("a database on Deno KV survives a process restart: acknowledged writes without close(), TTLs, deletes, namespaces, expire events", async () => {
   const [flags, file] = kvDir("kv-restart");
   await deno("run", ["--no-prompt", ...flags], "restart.js", "write", file);

@@ -4,6 +4,8 @@
 
 // Deno KV's caps on one atomic operation are 1,000 mutations, 819,200 bytes of keys and values
 // and 81,920 bytes of keys; the byte budgets leave room for the estimates below being a little off.
+// Deno counts toward the 819,200 every key of a check or a mutation once, and a set's key a
+// second time with its value: a set costs twice its key plus its value.
 export const OP_BUDGET = { mutations: 1_000, bytes: 790_000, keyBytes: 78_000, value: 65_536 };
 
 const encoder = new TextEncoder();
@@ -18,17 +20,17 @@ export class AtomicOp {
 
   check(key, versionstamp) {
     this.checks.push({ key, versionstamp });
-    return this.#count(key, 0);
+    return this.#count(key);
   }
 
   set(key, value) {
     this.mutations.push({ key, value });
-    return this.#count(key, valueBytes(value));
+    return this.#count(key, value);
   }
 
   delete(key) {
     this.mutations.push({ key });
-    return this.#count(key, 0);
+    return this.#count(key);
   }
 
   /** Add a set ({ key, value }) or a delete ({ key }). */
@@ -46,7 +48,7 @@ export class AtomicOp {
     const valueSize = more?.value === undefined ? 0 : valueBytes(more.value);
     return (
       this.mutations.length + (more ? 1 : 0) <= OP_BUDGET.mutations &&
-      this.#bytes + keySize + valueSize <= OP_BUDGET.bytes &&
+      this.#bytes + (more ? bytesOf(keySize, more.value) : 0) <= OP_BUDGET.bytes &&
       this.#keyBytes + keySize <= OP_BUDGET.keyBytes &&
       Math.max(this.#largestValue, valueSize) <= OP_BUDGET.value
     );
@@ -63,13 +65,20 @@ export class AtomicOp {
     return op.commit();
   }
 
-  #count(key, valueSize) {
+  /** Counts a check or a delete (`value` undefined) or a set of `value` under `key`. */
+  #count(key, value) {
     const size = keyBytes(key);
     this.#keyBytes += size;
-    this.#bytes += size + valueSize;
-    this.#largestValue = Math.max(this.#largestValue, valueSize);
+    this.#bytes += bytesOf(size, value);
+    if (value !== undefined) this.#largestValue = Math.max(this.#largestValue, valueBytes(value));
     return this;
   }
+}
+
+/** What a check or delete (`value` undefined) or a set adds to an operation's total size, its
+ * key `keySize` bytes: the key once; for a set, the key again and the value. */
+function bytesOf(keySize, value) {
+  return value === undefined ? keySize : 2 * keySize + valueBytes(value);
 }
 
 /** `mutations` ({ key, value } sets, { key } deletes) in order, in as few operations as fit,
