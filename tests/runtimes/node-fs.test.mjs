@@ -414,6 +414,12 @@ test("a damaged manifest or journal is CORRUPTION", async () => {
   await assert.rejects(fileStorage(dir).getPage("w/0000000000000001"), (e) => e.code === "CORRUPTION" && e.cause instanceof SyntaxError);
 });
 
+test("the first commit makes the directories it created durable: each one's entry in its parent, and its own entries", () => {
+  const dir = scratchDir("dir-sync");
+  const { synced } = JSON.parse(runScript("dir-sync.mjs", [dir]));
+  assert.deepEqual(synced, [".", "data", "data/sessions"]);
+});
+
 test("errors keep their cause; bad arguments are INVALID_ARGUMENT", async () => {
   const file = path.join(scratchDir("errors"), "a-file");
   writeFileSync(file, "");

@@ -465,21 +465,9 @@ class FileStorage {
     }
   }
 
-  /**
-   * Make the directory's entries durable: renames and new files. Windows cannot open a directory,
-   * and a file system that cannot sync one (EINVAL, ENOTSUP: some FUSE and network ones) has no
-   * more to give: the commit still lands whole by its renames.
-   */
-  async #syncDir() {
-    if (process.platform === "win32") return;
-    const handle = await open(this.#dir, "r");
-    try {
-      await handle.sync();
-    } catch (e) {
-      if (!["EINVAL", "ENOTSUP", "EOPNOTSUPP"].includes(e.code)) throw e;
-    } finally {
-      await handle.close();
-    }
+  /** Make the directory's entries durable: renames and new files (`syncDirectory`). */
+  #syncDir() {
+    return syncDirectory(this.#dir);
   }
 
   async #readOrNull(name) {
@@ -518,15 +506,46 @@ class FileStorage {
     }
   }
 
+  /**
+   * Create the directory and the parents it lacks, and make each new one's entry in its parent
+   * durable (the directory's own entries are synced by each commit): else a power loss could take
+   * the directory, with every commit in it, away.
+   */
   #create() {
-    this.#created ??= mkdir(this.#dir, { recursive: true }).catch((e) => {
-      this.#created = undefined;
-      throw failure(outOfRoom(e) ? "QUOTA_EXCEEDED" : "STORAGE", `creating ${this.#dir} failed (${describe(e)})`, e);
-    });
+    this.#created ??= mkdir(this.#dir, { recursive: true })
+      .then(async (first) => {
+        if (first === undefined) return;
+        // From the store's directory up to the first one mkdir created: each one's parent.
+        for (let dir = this.#dir; ; dir = path.dirname(dir)) {
+          await syncDirectory(path.dirname(dir));
+          if (dir === path.resolve(first) || path.dirname(dir) === dir) break;
+        }
+      })
+      .catch((e) => {
+        this.#created = undefined;
+        throw failure(outOfRoom(e) ? "QUOTA_EXCEEDED" : "STORAGE", `creating ${this.#dir} failed (${describe(e)})`, e);
+      });
     return this.#created;
   }
 
   #at(name) {
     return path.join(this.#dir, name);
+  }
+}
+
+/**
+ * Make directory `dir`'s entries durable: renames and new files or directories. Windows cannot
+ * open a directory, and a file system that cannot sync one (EINVAL, ENOTSUP: some FUSE and network
+ * ones) has no more to give: a commit still lands whole by its renames.
+ */
+async function syncDirectory(dir) {
+  if (process.platform === "win32") return;
+  const handle = await open(dir, "r");
+  try {
+    await handle.sync();
+  } catch (e) {
+    if (!["EINVAL", "ENOTSUP", "EOPNOTSUPP"].includes(e.code)) throw e;
+  } finally {
+    await handle.close();
   }
 }
