@@ -59,8 +59,20 @@ async function durableObjects() {
   });
   return objectsWorker;
 }
+/** The same worker served with workerd's test hooks (`experimental`), for the full-storage test. */
+let hooksWorker;
+function durableObjectsWithTestHooks() {
+  hooksWorker ??= startWorkerd(workerSource("durable-objects.js"), {
+    ...objectsConfig,
+    compatibilityFlags: [...(objectsConfig.compatibilityFlags ?? []), "experimental"],
+    experimental: true,
+    durableObjects: [...objectsConfig.durableObjects, { className: "Lab", binding: "LAB", sqlite: true }],
+  });
+  return hooksWorker;
+}
 after(async () => {
   await (await objectsWorker)?.close();
+  await (await hooksWorker)?.close();
   rmSync(project, { recursive: true, force: true });
 });
 
@@ -265,6 +277,18 @@ test("the Durable Objects adapter's commit is atomic when the transaction fails 
     assert.equal(failed, operations, `a failure ${when} every one of its ${operations} operations`);
   }
   assertQuiet(objects, from);
+});
+
+test("a Durable Object whose storage is full: the platform starts the object again, which finds nothing of the failed commit and writes what fits", async () => {
+  // workerd's test hook caps the object's SQLite database (`experimental` only), as the
+  // platform's storage limit does. SQLITE_FULL breaks the object's output gate: the request
+  // fails before any JavaScript sees the error, and the next one reaches the object started again.
+  const objects = await durableObjectsWithTestHooks();
+  const from = objects.output().length;
+  const response = await objects.fetch("/lab/full", { method: "POST" });
+  assert.equal(response.status, 500);
+  assert.match(objects.output().slice(from), /broken\.outputGateBroken; jsg\.Error: database or disk is full: SQLITE_FULL/);
+  assert.deepEqual(await objects.json("/lab/full/after", { method: "POST" }), { kept: "before", big: null, after: "fits" });
 });
 
 test("a read beside a Durable Objects commit in flight sees the store as it was, not the commit's uncommitted writes", async () => {

@@ -148,7 +148,9 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Bundle `entry` and serve it with workerd. Options (see `wranglerOptions`): `compatibilityDate`,
- * `compatibilityFlags`, `durableObjects` (`[{ className, binding, sqlite }]`). Returns `{ url, fetch, json, output, stop, restart,
+ * `compatibilityFlags`, `durableObjects` (`[{ className, binding, sqlite }]`), `experimental` (workerd
+ * serves with `--experimental`, which the `experimental` compatibility flag needs: workerd's test
+ * hooks, such as capping an object's SQLite storage). Returns `{ url, fetch, json, output, stop, restart,
  * close }`:
  * `fetch(path, init)` asks the worker, `json(path, init)` also checks the status and parses the
  * body, `output()` is everything workerd printed so far (stdout and stderr, all runs), `restart()`
@@ -170,7 +172,8 @@ export async function startWorkerd(entry, options = {}) {
   async function start() {
     // PWD matches cwd, else workerd notes the mismatch in its output.
     const env = { ...process.env, PWD: dir };
-    child = spawn(binaries.workerd, ["serve", "config.capnp", "--verbose"], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+    const args = ["serve", "config.capnp", "--verbose", ...(options.experimental ? ["--experimental"] : [])];
+    child = spawn(binaries.workerd, args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
     child.stdout.on("data", (d) => (printed += d));
     child.stderr.on("data", (d) => (printed += d));
     exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));

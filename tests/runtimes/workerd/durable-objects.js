@@ -295,6 +295,32 @@ export class Lab extends DurableObject {
     return { fromWal, fromSst, mostChunks, problems, left, violations };
   }
 
+  /**
+   * A database in an object whose SQLite storage is full: workerd's test hook caps the object's
+   * database at a few pages more than it holds, as the platform's storage limit does, and a put
+   * too big for them fails with the platform's error (SQLITE_FULL). The platform then breaks the
+   * object's output gate: this request fails, before the put's outcome reaches this code, and the
+   * object starts again; `fullAfter` reads the database there.
+   */
+  async full() {
+    const db = await open("full", { storage: durableObjectStorage(this.ctx.storage, { prefix: "full/" }), maintenance: "manual" });
+    await db.put("kept", "before");
+    const pageBytes = this.ctx.storage.sql.exec("PRAGMA page_size").one().page_size;
+    this.ctx.storage.sql.setMaxPageCountForTest(Math.ceil(this.ctx.storage.sql.databaseSize / pageBytes) + 4);
+    await db.put("big", bytes(1, 1024 * 1024));
+    return { unexpected: "the put into a full object succeeded" };
+  }
+
+  /** The database of `full` in this object, as it finds it. */
+  async fullAfter() {
+    const db = await open("full", { storage: durableObjectStorage(this.ctx.storage, { prefix: "full/" }), maintenance: "manual" });
+    const out = { kept: await db.get("kept"), big: (await db.get("big")) ?? null };
+    await db.put("after", "fits");
+    out.after = await db.get("after");
+    await db.close();
+    return out;
+  }
+
   /** A database with automatic maintenance (the default) in this object. */
   autoDb() {
     this.expired ??= [];
@@ -315,6 +341,10 @@ export class Lab extends DurableObject {
         return Response.json(await this.isolation());
       case "/lab/sizes":
         return Response.json(await this.sizes());
+      case "/lab/full":
+        return Response.json(await this.full());
+      case "/lab/full/after":
+        return Response.json(await this.fullAfter());
       case "/lab/auto/put":
         await (await this.autoDb()).put(q.get("key"), "v", { ttlMs: Number(q.get("ttl")) });
         return Response.json({ expired: this.expired });
