@@ -12,6 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s\n' "$*"; }
+# node --test with the spec reporter, which ends with the names of the tests that failed: a log
+# cut to its end still says which.
+node_test() { node --test --test-reporter=spec "$@"; }
 
 step "toolchain"
 if ! command -v cargo >/dev/null 2>&1; then
@@ -134,7 +137,7 @@ server_features=$(node scripts/build-matrix.mjs | awk '$1 == "target" && $5 != "
 cargo clippy -p ttlkv-web --target wasm32-unknown-unknown --all-targets --features "$server_features" -- -D warnings
 
 step "JS tests of the package (node --test)"
-node --test tests/js/
+node_test tests/js/
 
 step "the package in every runtime it names: Deno, workerd, Vercel Edge, Node files; the adapters; Keyv"
 # The runtimes come from npm (root devDependencies: Deno, workerd, @edge-runtime/vm, Keyv and its
@@ -151,10 +154,10 @@ fi
 # A test build of the engine with the page-store conformance suite callable from JS, to check
 # each adapter in its own runtime.
 bash scripts/build-conformance.sh
-node --test tests/runtimes/
+node_test tests/runtimes/
 
 step "end-to-end: the packed package in a scratch project (Node, tsc; Vite, plain modules, workers, many tabs, quota, kills, the demo in Chromium, Firefox and WebKit)"
-node --test tests/e2e/
+node_test tests/e2e/
 
 step "benchmarks at smoke sizes (they still run; figures come from npm run bench)"
 if [ ! -d node_modules/lru-cache ] || [ ! -d node_modules/dexie ] || [ ! -d node_modules/idb-keyval ] \
