@@ -7,6 +7,7 @@ import { TtlKvError, CODES } from "./errors.js";
 /** Run an engine call, turning whatever it throws into a TtlKvError. */
 export async function engine(call) {
   try {
+    checkNotTrapped();
     return await call();
   } catch (e) {
     throw asTtlKvError(e);
@@ -14,12 +15,32 @@ export async function engine(call) {
 }
 
 /**
+ * The WebAssembly trap that stopped this context's engine, if one did (it traps when it runs out
+ * of memory). A trap leaves the instance part-way through a step: its state is not to be trusted
+ * and its executor not to be entered again, so every later call fails STORAGE at once instead of
+ * never settling.
+ */
+let trap;
+
+/** Throws the STORAGE error of an engine that trapped (see `trap`). */
+function checkNotTrapped() {
+  if (trap) throw trapped();
+}
+
+const trapped = () => new TtlKvError("STORAGE", `the engine trapped (${trap.message}), as when out of memory: it runs no more calls`, { cause: trap });
+
+/**
  * A failure of an engine call as a TtlKvError. The engine's own errors already are one; an error
- * with one of our codes (from a tab's answer) keeps its code; anything else (the engine trapped)
- * is a STORAGE failure with the original as its cause: arguments were checked before the call.
+ * with one of our codes (from a tab's answer) keeps its code; a trap stops the engine (`trap`);
+ * anything else is a STORAGE failure with the original as its cause: arguments were checked
+ * before the call.
  */
 export function asTtlKvError(e) {
   if (e instanceof TtlKvError) return e;
+  if (e instanceof WebAssembly.RuntimeError) {
+    trap ??= e;
+    return trapped();
+  }
   if (e instanceof Error && typeof e.code === "string" && CODES.includes(e.code)) {
     return new TtlKvError(e.code, e.message, { cause: e.cause });
   }
@@ -83,6 +104,11 @@ export class LocalEndpoint {
     return true;
   }
 
+  /** Whether the engine stopped at a trap (`trap`): nothing may enter it, not even a timer. */
+  get stopped() {
+    return trap !== undefined;
+  }
+
   /** The engine handle of namespace handle `ns` (opened by its first call), by its handle id. */
   handle(ns) {
     if (ns === null) return Promise.resolve(this.root);
@@ -126,6 +152,7 @@ export class LocalEndpoint {
   get(key) {
     let result;
     try {
+      checkNotTrapped();
       result = typeof key === "string" ? this.root.getStr(key) : this.root.get(key);
     } catch (e) {
       throw asTtlKvError(e);
@@ -190,6 +217,7 @@ export class LocalEndpoint {
     if (method === "purgeExpired" || method === "maintenance" || method === "clear") args = [...args, this.wantsExpired()];
     let result;
     try {
+      checkNotTrapped();
       result = handle[method](...args);
     } catch (e) {
       throw asTtlKvError(e);
@@ -219,11 +247,11 @@ export class LocalEndpoint {
   release(id) {
     const snapshot = this.snapshots.get(id);
     this.snapshots.delete(id);
-    snapshot?.release();
+    if (!trap) snapshot?.release();
   }
 
   close() {
-    for (const snapshot of this.snapshots.values()) snapshot.release();
+    if (!trap) for (const snapshot of this.snapshots.values()) snapshot.release();
     this.snapshots.clear();
     return engine(() => this.root.close());
   }

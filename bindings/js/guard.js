@@ -3,19 +3,19 @@
 // app holds (Db, Snapshot).
 
 import { TtlKvError } from "./errors.js";
+import { asTtlKvError } from "./engine.js";
 
 /**
  * Every failure of a public function or method is a TtlKvError. Engine errors already are (the
  * engine makes them with this class), and so are those of storage and of loading the engine.
- * A trap of the engine itself is a STORAGE failure. What else can escape comes from inspecting
- * the caller's arguments (a getter or proxy that throws, an object whose prototype cannot be
- * read), so it is an INVALID_ARGUMENT, with the original as cause either way.
+ * A trap of the engine itself is a STORAGE failure, and stops it (engine.js). What else can
+ * escape comes from inspecting the caller's arguments (a getter or proxy that throws, an object
+ * whose prototype cannot be read), so it is an INVALID_ARGUMENT, with the original as cause
+ * either way.
  */
 function asInputError(e) {
   if (e instanceof TtlKvError) return e;
-  if (e instanceof WebAssembly.RuntimeError) {
-    return new TtlKvError("STORAGE", `the engine failed: ${describe(e)}`, { cause: e });
-  }
+  if (e instanceof WebAssembly.RuntimeError) return asTtlKvError(e);
   return new TtlKvError("INVALID_ARGUMENT", `the arguments could not be read: ${describe(e)}`, { cause: e });
 }
 

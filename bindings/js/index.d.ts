@@ -490,6 +490,8 @@ export declare const CODES: readonly [
  *   a write reports it, the database purges every due key and compacts, then retries once;
  * - `CORRUPTION`: a checksum or decode failure;
  * - `STORAGE`: any other storage failure, with the underlying error as `cause` where there is one;
+ *   also the engine's WebAssembly trap (it traps when its memory cannot grow), after which every
+ *   call on that engine, `open` and `destroy` included, rejects with `STORAGE` at once;
  * - `UNSUPPORTED`: e.g. `storage: "indexeddb"` where there is no IndexedDB.
  */
 export type TtlKvErrorCode = (typeof CODES)[number];

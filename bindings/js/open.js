@@ -160,5 +160,5 @@ export async function destroyDb(name, options) {
   if (storage === "indexeddb") {
     await engine(() => wasm.destroyIndexedDb(name));
     if (tabsSupported()) announceDeleted(name);
-  } else wasm.destroyMemory(name);
+  } else await engine(async () => wasm.destroyMemory(name));
 }

@@ -107,7 +107,7 @@ export class Shared {
    */
   schedule(afterRead = false) {
     const local = this.local;
-    if (!this.auto || this.closed || this.running || local === undefined) return;
+    if (!this.auto || this.closed || this.running || local === undefined || local.stopped) return;
     if (afterRead && ++this.reads % READS_PER_CHECK !== 0) return;
     if (this.timer !== undefined) {
       const now = local.root.now();

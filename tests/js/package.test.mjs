@@ -638,6 +638,45 @@ test("a throwing expire listener or onExpire hook is reported and does not take 
   assert.match(child.stderr, /onExpire threw for key b\b[\s\S]*hook bug/, "so is an onExpire hook's, and its key expires");
 });
 
+test("an engine that runs out of memory stops: the write that trapped and every later call fail STORAGE at once, none hangs, nothing is thrown uncaught", () => {
+  // A child process fills memory storage with 16 MiB values until the engine's WebAssembly
+  // memory (4 GiB at most) cannot grow and it traps. A trap leaves the instance part-way through
+  // a step: before, each later call entered it again, never settled, and trapped in a microtask
+  // (an uncaught RuntimeError: the process died).
+  const entry = process.env.TTLKV_PACKAGE ?? new URL("../../bindings/js/node.js", import.meta.url).href;
+  const script = `
+    const uncaught = [];
+    process.on("uncaughtException", (e) => uncaught.push(String(e)));
+    process.on("unhandledRejection", (e) => uncaught.push(String(e)));
+    const { open, destroy, TtlKvError } = await import(${JSON.stringify(entry)});
+    const db = await open("full-memory", { storage: "memory", maintenance: "manual" });
+    const big = new Uint8Array(16 * 1024 * 1024).fill(7);
+    let puts = 0;
+    let failure;
+    for (; puts < 400 && !failure; puts++) await db.put("k" + puts, big).catch((e) => (failure = e));
+    const outcome = (p) =>
+      Promise.race([
+        Promise.resolve(p).then(() => "resolved", (e) => (e instanceof TtlKvError ? e.code : "not a TtlKvError: " + e)),
+        new Promise((resolve) => setTimeout(() => resolve("pending after 2 s"), 2_000)),
+      ]);
+    const later = {
+      get: await outcome(db.get("k0")),
+      has: await outcome(db.has("k1")),
+      put: await outcome(db.put("small", 1)),
+      scan: await outcome(db.scan()[Symbol.asyncIterator]().next()),
+      stats: await outcome(db.stats()),
+      open: await outcome(open("another", { storage: "memory" })),
+      destroy: await outcome(destroy("another", { storage: "memory" })),
+    };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    console.log(JSON.stringify({ trapped: puts > 100, code: failure?.code, cause: failure?.cause?.constructor.name, later, uncaught }));
+  `;
+  const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+  assert.equal(child.status, 0, `the process died: ${child.stderr}`);
+  const storage = { get: "STORAGE", has: "STORAGE", put: "STORAGE", scan: "STORAGE", stats: "STORAGE", open: "STORAGE", destroy: "STORAGE" };
+  assert.deepEqual(JSON.parse(child.stdout), { trapped: true, code: "STORAGE", cause: "RuntimeError", later: storage, uncaught: [] });
+});
+
 test("a database closed and destroyed gives its memory back: opened, filled and closed again and again, the engine does not grow", () => {
   // A child process: the engine's memory (which never shrinks) is read from its instance,
   // caught as the package makes it (bench/engine-memory.mjs). The rounds follow each other in
