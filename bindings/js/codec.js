@@ -59,10 +59,10 @@ function keyBytes(key, copy) {
 /**
  * Whether string `key` may go to the engine as it is (`getStr`, the glue encoding it straight into
  * the engine's memory): not empty, and too short for its UTF-8 (3 bytes a unit at most) to pass
- * MAX_KEY_BYTES, so the checks `encodeKey` makes cannot fail for it.
+ * MAX_KEY_BYTES, and well-formed, so the checks `encodeKey` makes cannot fail for it.
  */
 export function passedAsString(key) {
-  return typeof key === "string" && key.length !== 0 && key.length * 3 <= MAX_KEY_BYTES;
+  return typeof key === "string" && key.length !== 0 && key.length * 3 <= MAX_KEY_BYTES && wellFormed(key);
 }
 
 /** INVALID_ARGUMENT for an empty key, KEY_TOO_LARGE for one over MAX_KEY_BYTES. */
@@ -91,7 +91,10 @@ export function encodeStringsFrom(units) {
  * and the view it needs, a longer one by `encodeInto`.
  */
 function writeUtf8(bytes, at, string) {
-  if (string.length >= shortString) return encoder.encodeInto(string, bytes.subarray(at)).written;
+  if (string.length >= shortString) {
+    checkWellFormed(string);
+    return encoder.encodeInto(string, bytes.subarray(at)).written;
+  }
   let i = 0;
   for (; i < string.length; i++) {
     const unit = string.charCodeAt(i);
@@ -99,7 +102,19 @@ function writeUtf8(bytes, at, string) {
     bytes[at + i] = unit;
   }
   if (i === string.length) return i;
+  checkWellFormed(string);
   return i + encoder.encodeInto(string.slice(i), bytes.subarray(at + i)).written;
+}
+
+/** Whether `string` has no lone surrogate (`isWellFormed`, where the runtime has it). */
+const wellFormed = String.prototype.isWellFormed ? (s) => s.isWellFormed() : (s) => !/\p{Cs}/u.test(s);
+
+/**
+ * INVALID_ARGUMENT for a string with a lone surrogate: it has no UTF-8, and the encoder would
+ * write U+FFFD in its place, so two different keys would be one and a value would change.
+ */
+function checkWellFormed(string) {
+  if (!wellFormed(string)) throw new TtlKvError("INVALID_ARGUMENT", "a string cannot hold a lone surrogate");
 }
 
 /** Key bytes back to the type it was stored with. */
@@ -195,6 +210,7 @@ function encode(value, keyWasString, copy) {
     const end = writeUtf8(scratch, 1, payload) + 1;
     return copy ? scratch.slice(0, end) : scratch.subarray(0, end);
   }
+  checkWellFormed(payload);
   const bytes = encoder.encode(payload);
   if (bytes.length > MAX_VALUE_BYTES) tooLarge(bytes.length);
   return tagged(first, bytes);

@@ -326,8 +326,9 @@ for (const [engine, glue] of Object.entries(engines)) {
     }
     e.release(snapshot);
     // Keys written as bytes and read with the string handed to the engine as it is (getStr):
-    // a lone surrogate (U+FFFD either way), non-ASCII keys at the longest a get hands over.
-    const keys = ["x\uD800", "€".repeat(1365), "🔑".repeat(682) + "x", "é".repeat(1365)];
+    // non-ASCII keys at the longest a get hands over. (A string with a lone surrogate never gets
+    // here: the package refuses it, codec.js.)
+    const keys = ["€".repeat(1365), "🔑".repeat(682) + "x", "é".repeat(1365)];
     for (const [i, key] of keys.entries()) await put(e, key, `v${i}`);
     for (const [i, key] of keys.entries()) {
       assert.equal(await e.get(key), `v${i}`, `key ${i} passed as a string`);

@@ -106,6 +106,33 @@ test("__proto__ keys round-trip as plain data and touch no prototype", async () 
   assert.equal(back.polluted, undefined);
 });
 
+test("a string key or value with a lone surrogate is INVALID_ARGUMENT and writes nothing; one with a surrogate pair round-trips", async () => {
+  // A lone surrogate has no UTF-8: encoded as U+FFFD, "\uDC00" and "\uFFFD" were one key.
+  const { db } = await fresh();
+  const lone = ["\uDC00", "\uD800", "a\uD83D", "\uDE00b", "x".repeat(200) + "\uD800"];
+  for (const s of lone) {
+    await rejects(db.put(s, "v"), "INVALID_ARGUMENT");
+    await rejects(db.put("k", s), "INVALID_ARGUMENT");
+    await rejects(db.get(s), "INVALID_ARGUMENT");
+    await rejects(db.getMany(["k", s]), "INVALID_ARGUMENT");
+    await rejects(db.batch([{ type: "put", key: "b", value: s }]), "INVALID_ARGUMENT");
+    await rejects(db.batch([{ type: "put", key: s, value: 1 }]), "INVALID_ARGUMENT");
+    await rejects(db.delete(s), "INVALID_ARGUMENT");
+  }
+  await rejects(db.put("big", "y".repeat(100_000) + "\uDC00"), "INVALID_ARGUMENT");
+  assert.equal(await db.get("\uFFFD"), undefined);
+  const written = [];
+  for await (const e of db.scan()) written.push(e.key);
+  assert.deepEqual(written, [], "nothing was written");
+  const pair = "\uD83D\uDE00 and 日本";
+  await db.put(pair, pair);
+  assert.equal(await db.get(pair), pair);
+  assert.deepEqual(await db.getEntry(pair), { key: pair, value: pair, expireAt: null });
+  // Inside JSON a lone surrogate is written as its escape, and comes back as it was.
+  await db.put("json", { s: "\uDC00" });
+  assert.deepEqual(await db.get("json"), { s: "\uDC00" });
+});
+
 test("a string key and its UTF-8 bytes are the same key; entries give keys back by type", async () => {
   const { db } = await fresh();
   await db.put("k", "v");
@@ -330,12 +357,12 @@ test("a batch keeps every key and value as given: non-ASCII, bytes, JSON, delete
 
 test("a get finds a string key whoever encodes it: the engine's glue (short keys) or the entry (long ones)", async () => {
   // A get hands a string key of at most a third of 4096 units to the engine as it is; puts, and
-  // gets of longer keys, encode it here. Either side of that bound, and for non-ASCII keys and a
-  // lone surrogate (both encoders write U+FFFD for it), the key is the same bytes.
+  // gets of longer keys, encode it here. Either side of that bound, and for non-ASCII keys, the
+  // key is the same bytes; a lone surrogate is refused on either side.
   const { db } = await fresh();
   const keys = [
     "a".repeat(1365), "a".repeat(1366), "é".repeat(1365), "€".repeat(1365), "🔑".repeat(682) + "x",
-    "x\uD800", "\uDC00", "plain", "é", "€".repeat(1364) + "ab",
+    "plain", "é", "€".repeat(1364) + "ab",
   ];
   // A namespace handle's get takes no shortcut: its keys are always encoded here.
   const ns = db.namespace("other");
@@ -348,8 +375,9 @@ test("a get finds a string key whoever encodes it: the engine's glue (short keys
     assert.equal(await db.get(new TextEncoder().encode(key)), `v${i}`, `key ${i} as bytes`);
     assert.equal(await ns.get(key), `n${i}`, `key ${i} in a namespace`);
   }
-  assert.equal(await db.get("x\uDBFF"), "v5", "any lone surrogate is U+FFFD");
-  assert.equal(await db.get("x\uFFFD"), "v5");
+  await rejects(db.get("x\uDBFF"), "INVALID_ARGUMENT");
+  await rejects(db.get("€".repeat(1365) + "\uDBFF"), "INVALID_ARGUMENT");
+  await rejects(ns.get("x\uDBFF"), "INVALID_ARGUMENT");
   await rejects(db.get(""), "INVALID_ARGUMENT");
   await rejects(db.get("€".repeat(1366)), "KEY_TOO_LARGE");
   await rejects(db.get("a".repeat(4097)), "KEY_TOO_LARGE");
