@@ -4,10 +4,10 @@
 
 import { TtlKvError } from "./errors.js";
 import { encodeKey, encodeKeyInPlace, encodeValue, encodeValueInPlace, passedAsString, PackedBatch } from "./codec.js";
-import { invalid, plainOptions, checkKnown, positiveInt, integer, putArgs, batchPutArgs, conditionBits, scanArgs } from "./options.js";
+import { invalid, plainOptions, checkKnown, positiveInt, checkedTtl, tooLong, integer, putArgs, batchPutArgs, conditionBits, scanArgs } from "./options.js";
 import { valueOf, entryOf, reaper, scanPages, Snapshot } from "./snapshot.js";
 import { guardMethods, guardedPromise, rejectAsInputError } from "./guard.js";
-import { TTL_AFTER_MS, TTL_AT, TTL_NO_EXPIRY } from "./protocol.js";
+import { TTL_AFTER_MS, TTL_AT, TTL_NO_EXPIRY, MAX_TTL_MS } from "./protocol.js";
 
 let nextHandle = 0;
 
@@ -104,8 +104,9 @@ export class Db {
 
   async expire(key, ttlMs, cond) {
     const k = encodeKey(key);
-    // Any integer: ms <= 0 deletes the key, as PEXPIRE does (the engine decides).
+    // Any integer up to MAX_TTL_MS: ms <= 0 deletes the key, as PEXPIRE does (the engine decides).
     const ms = integer(ttlMs, "ttlMs");
+    if (ms > MAX_TTL_MS) tooLong("ttlMs");
     return this.#call("expire", [k, ms, conditionBits(cond)]);
   }
 
@@ -129,7 +130,7 @@ export class Db {
     if (given.length === 0) return valueOf(await this.#call("get", [k]));
     let kind;
     let arg = 0;
-    if (opts.ttlMs !== undefined) [kind, arg] = [TTL_AFTER_MS, positiveInt(opts.ttlMs, "ttlMs")];
+    if (opts.ttlMs !== undefined) [kind, arg] = [TTL_AFTER_MS, checkedTtl(opts.ttlMs, "ttlMs")];
     else if (opts.expireAt !== undefined) [kind, arg] = [TTL_AT, integer(opts.expireAt, "expireAt")];
     else if (opts.persist === true) kind = TTL_NO_EXPIRY;
     else throw invalid("persist must be true");
@@ -193,7 +194,7 @@ export class Db {
     if (typeof name !== "string" || name.length === 0) throw invalid("a namespace name is a non-empty string");
     const o = plainOptions(opts, "namespace options");
     checkKnown(o, ["defaultTtlMs", "maxTtlMs"], "namespace");
-    const ttl = (x, what) => (x === undefined || x === null ? null : positiveInt(x, what));
+    const ttl = (x, what) => (x === undefined || x === null ? null : checkedTtl(x, what));
     // null, not NaN, for "none": the spec crosses tabs through structured clone and JSON.
     const handleId = `${Math.random().toString(36).slice(2)}:${nextHandle++}`;
     const shared = this.#shared;

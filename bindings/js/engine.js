@@ -27,7 +27,7 @@ function checkNotTrapped() {
   if (trap) throw trapped();
 }
 
-const trapped = () => new TtlKvError("STORAGE", `the engine trapped (${trap.message}), as when out of memory: it runs no more calls`, { cause: trap });
+const trapped = () => new TtlKvError("STORAGE", `the engine trapped (${trap.message}) and runs no more calls`, { cause: trap });
 
 /**
  * A failure of an engine call as a TtlKvError. The engine's own errors already are one; an error

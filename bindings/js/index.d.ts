@@ -75,7 +75,7 @@ export interface PutConditionOptions {
 export type PutOptions = PutConditionOptions &
   (
     | {
-        /** Expire the key this many ms from now: a safe integer greater than 0. */
+        /** Expire the key this many ms from now: an integer from 1 to 8,753,796,953,940,992. */
         ttlMs?: number | undefined;
         /** Excluded: only one of `ttlMs`, `expireAt`, `keepTtl`, `noExpiry`. */
         expireAt?: undefined;

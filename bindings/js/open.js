@@ -8,7 +8,7 @@ import { engine, asTtlKvError, LocalEndpoint } from "./engine.js";
 import { Tabs, tabsSupported, announceDeleted } from "./tabs.js";
 import { takeLease } from "./lease.js";
 import * as wasm from "./pkg/ttlkv_web.js";
-import { invalid, plainOptions, checkKnown, positiveInt, flag, putArgs } from "./options.js";
+import { invalid, plainOptions, checkKnown, positiveInt, checkedTtl, flag, putArgs } from "./options.js";
 import { load } from "./load.js";
 import { Shared, report } from "./shared.js";
 import { Db } from "./db.js";
@@ -55,7 +55,7 @@ export async function openDb(name, options) {
   if (typeof name !== "string" || name.length === 0) throw invalid("a database name is a non-empty string");
   const o = plainOptions(options, "open options");
   checkKnown(o, OPEN_OPTIONS, "open");
-  if (o.defaultTtlMs != null) positiveInt(o.defaultTtlMs, "defaultTtlMs");
+  if (o.defaultTtlMs != null) checkedTtl(o.defaultTtlMs, "defaultTtlMs");
   if (o.clock !== undefined && typeof o.clock !== "function") throw invalid("clock must be a function");
   if (o.onExpire !== undefined && typeof o.onExpire !== "function") throw invalid("onExpire must be a function");
   if (o.maintenance !== undefined && o.maintenance !== "auto" && o.maintenance !== "manual") {

@@ -7,7 +7,7 @@ import { encodeKey } from "./codec.js";
 import {
   TTL_DEFAULT, TTL_NO_EXPIRY, TTL_AFTER_MS, TTL_AT, TTL_KEEP,
   PUT_ALWAYS, PUT_IF_ABSENT, PUT_IF_PRESENT,
-  EXPIRE_NX, EXPIRE_XX, EXPIRE_GT, EXPIRE_LT,
+  EXPIRE_NX, EXPIRE_XX, EXPIRE_GT, EXPIRE_LT, MAX_TTL_MS,
 } from "./protocol.js";
 
 export const invalid = (message) => new TtlKvError("INVALID_ARGUMENT", message);
@@ -30,6 +30,16 @@ export function positiveInt(x, what) {
   }
   return x;
 }
+
+/** A TTL in ms: an integer from 1 to MAX_TTL_MS (past it, an expiry is no exact JS number). */
+export function checkedTtl(x, what) {
+  if (positiveInt(x, what) > MAX_TTL_MS) tooLong(what);
+  return x;
+}
+
+export const tooLong = (what) => {
+  throw invalid(`${what} must be at most ${MAX_TTL_MS}`);
+};
 
 export function integer(x, what) {
   if (typeof x !== "number" || !Number.isSafeInteger(x)) throw invalid(`${what} must be a finite integer`);
@@ -56,7 +66,7 @@ export function putArgs(opts) {
   if (given.length > 1) throw invalid(`at most one of ttlMs, expireAt, keepTtl, noExpiry (got ${given.join(", ")})`);
   let kind = TTL_DEFAULT;
   let arg = 0;
-  if (opts.ttlMs !== undefined) [kind, arg] = [TTL_AFTER_MS, positiveInt(opts.ttlMs, "ttlMs")];
+  if (opts.ttlMs !== undefined) [kind, arg] = [TTL_AFTER_MS, checkedTtl(opts.ttlMs, "ttlMs")];
   else if (opts.expireAt !== undefined) [kind, arg] = [TTL_AT, integer(opts.expireAt, "expireAt")];
   else if (flag(opts.keepTtl, "keepTtl")) kind = TTL_KEEP;
   else if (flag(opts.noExpiry, "noExpiry")) kind = TTL_NO_EXPIRY;

@@ -261,6 +261,34 @@ test("expire refuses a ttlMs that is not a finite integer", async () => {
   assert.equal(await db.ttl("k"), -1, "nothing changed");
 });
 
+test("a TTL whose expiry a JS number could not hold exactly is INVALID_ARGUMENT; the longest one gives an exact expiry", async () => {
+  // The longest TTL: 2^53 - 1 less the last plausible time (the end of the year 9999), so that
+  // now + TTL is at most Number.MAX_SAFE_INTEGER for any plausible now. Before, a longer one
+  // gave an expiry past it, which getEntry reported rounded and put refused when given back.
+  const longest = Number.MAX_SAFE_INTEGER - 253_402_300_799_999;
+  const { db } = await fresh();
+  await db.put("k", "v");
+  for (const ms of [longest + 1, Number.MAX_SAFE_INTEGER]) {
+    await rejects(db.put("a", "v", { ttlMs: ms }), "INVALID_ARGUMENT");
+    await rejects(db.batch([{ type: "put", key: "a", value: "v", ttlMs: ms }]), "INVALID_ARGUMENT");
+    await rejects(db.expire("k", ms), "INVALID_ARGUMENT");
+    await rejects(db.getEx("k", { ttlMs: ms }), "INVALID_ARGUMENT");
+    await rejects(open(`too-long-${n++}`, { storage: "memory", defaultTtlMs: ms }), "INVALID_ARGUMENT");
+    for (const options of [{ defaultTtlMs: ms }, { maxTtlMs: ms }]) {
+      assert.throws(() => db.namespace("n", options), (e) => e instanceof TtlKvError && e.code === "INVALID_ARGUMENT");
+    }
+  }
+  assert.equal(await db.get("a"), undefined, "nothing was written");
+  assert.equal(await db.ttl("k"), -1, "nothing changed");
+  await assert.rejects(db.put("a", "v", { ttlMs: longest + 1 }), (e) => e.message === `ttlMs must be at most ${longest}`);
+  await db.put("a", "v", { ttlMs: longest });
+  const { expireAt } = await db.getEntry("a");
+  assert.equal(expireAt, T0 + longest, "the expiry reads back exactly");
+  assert.ok(Number.isSafeInteger(expireAt));
+  assert.equal(await db.expire("k", longest), true);
+  assert.equal((await db.getEntry("k")).expireAt, T0 + longest);
+});
+
 test("getEx with no option is a plain get: the value, and the TTL left as it was", async () => {
   const { db, clock } = await fresh();
   await db.put("k", "v", { ttlMs: 1_000 });

@@ -78,6 +78,10 @@ numbers! { LIMITS:
     MAX_KEY_BYTES: usize = ttlkv::MAX_KEY_LEN;
     /// The longest value, in bytes.
     MAX_VALUE_BYTES: usize = ttlkv::MAX_VALUE_LEN;
+    /// The longest TTL a JS caller may give, in ms: 2^53 - 1 (the largest integer a JS number
+    /// holds exactly) less the last plausible time (the end of the year 9999), so that every
+    /// expiry, now + TTL, reads back in JS as the time it is (about 277,000 years).
+    MAX_TTL_MS: u64 = (9_007_199_254_740_991 - ttlkv::clock::MAX_PLAUSIBLE_MS) as u64;
 }
 
 /// The text of `bindings/js/protocol.js`.
