@@ -22,9 +22,13 @@ export class Db {
 
   /** The answer of an engine call, or a Promise of it; throws as the endpoint's `call` does. */
   #call(method, args) {
-    const shared = this.#shared;
-    if (shared.closed) throw new TtlKvError("CLOSED", "the database is closed");
-    return shared.endpoint.call(this.#ns, method, args);
+    this.#checkOpen();
+    return this.#shared.endpoint.call(this.#ns, method, args);
+  }
+
+  /** Throws CLOSED once the database is closed (also for a call that asks the engine nothing). */
+  #checkOpen() {
+    if (this.#shared.closed) throw new TtlKvError("CLOSED", "the database is closed");
   }
 
   /**
@@ -80,6 +84,7 @@ export class Db {
 
   async getMany(keys) {
     if (!Array.isArray(keys)) throw invalid("getMany takes an array of keys");
+    this.#checkOpen();
     const encoded = keys.map((k) => encodeKey(k));
     const raws = await Promise.all(encoded.map((k) => this.#call("get", [k])));
     return raws.map(valueOf);

@@ -965,6 +965,7 @@ test("a page-store adapter persists the data across close and reopen", async () 
   await db.put("wal-only", [1, 2]);
   await db.close();
   await rejects(db.get("k"), "CLOSED");
+  await rejects(db.getMany([]), "CLOSED");
   const again = await open("a", { storage: adapter, clock, maintenance: "manual" });
   assert.equal(await again.get("k"), "v");
   assert.deepEqual(await again.get("wal-only"), [1, 2]);
