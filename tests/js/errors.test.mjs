@@ -41,3 +41,28 @@ test("an error the engine makes is an instance of the package's class, made by i
   assert.equal(e.code, "INVALID_ARGUMENT");
   assert.match(e.message, /readManifest/);
 });
+
+test("the storage adapters' factories refuse bad arguments at once with code INVALID_ARGUMENT", async () => {
+  // An adapter module does not load the package's core, so its errors are plain errors with the
+  // code (TypeError or RangeError by the kind of argument), not TtlKvErrors.
+  // The installed package's built adapters beside its Node entry, or the working tree's sources.
+  const from = (name) => import(new URL(process.env.TTLKV_PACKAGE ? `../adapters/${name}.js` : `../../bindings/js/adapters/${name}.js`, process.env.TTLKV_PACKAGE ?? import.meta.url));
+  const { fileStorage } = await from("node-fs");
+  const { durableObjectStorage } = await from("durable-object");
+  const { denoKvStorage } = await from("deno-kv");
+  const kv = { get() {}, getMany() {}, list() {}, atomic() {} };
+  const storage = { get() {}, put() {}, delete() {}, list() {}, transaction() {} };
+  const refusals = {
+    "fileStorage(5)": () => fileStorage(5),
+    "fileStorage with an unknown option": () => fileStorage("dir", { lock: 1 }),
+    "fileStorage with lockTimeoutMs 0": () => fileStorage("dir", { lockTimeoutMs: 0 }),
+    "durableObjectStorage(null)": () => durableObjectStorage(null),
+    "durableObjectStorage with a prefix of 2 KiB": () => durableObjectStorage(storage, { prefix: "p".repeat(2048) }),
+    "denoKvStorage({})": () => denoKvStorage({}),
+    "denoKvStorage with an empty prefix": () => denoKvStorage(kv, { prefix: [] }),
+    "denoKvStorage with a prefix holding an own part": () => denoKvStorage(kv, { prefix: ["db", "page"] }),
+  };
+  for (const [what, make] of Object.entries(refusals)) {
+    assert.throws(make, (e) => e instanceof Error && e.code === "INVALID_ARGUMENT", what);
+  }
+});

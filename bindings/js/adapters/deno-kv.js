@@ -10,7 +10,7 @@
 import { DenoKvPageStore, LIST_CHUNKS_BATCH } from "./deno-kv/store.js";
 import { OWN_PARTS, checkedPrefix } from "./deno-kv/keys.js";
 import { packDeletes, sendAll } from "./deno-kv/atomic.js";
-import { asAdapterError } from "./deno-kv/errors.js";
+import { asAdapterError, badArgument } from "./deno-kv/errors.js";
 
 /**
  * A page-store adapter over Deno KV for `open(name, { storage })`. `kv` is a `Deno.Kv` (or an
@@ -46,6 +46,6 @@ export async function destroyDenoKvStorage(kv, { prefix = ["ttlkv"] } = {}) {
 
 function checkKv(kv) {
   for (const method of ["get", "getMany", "list", "atomic"]) {
-    if (typeof kv?.[method] !== "function") throw new TypeError(`denoKvStorage: kv is not a Deno.Kv (it has no ${method}())`);
+    if (typeof kv?.[method] !== "function") throw badArgument(TypeError, `denoKvStorage: kv is not a Deno.Kv (it has no ${method}())`);
   }
 }

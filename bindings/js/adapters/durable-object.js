@@ -43,6 +43,8 @@ function exclusive(storage, task) {
 }
 
 const withCode = (code, message) => Object.assign(new Error(message), { code });
+/** The factory's refusal of its arguments: a `TypeError` with the code. */
+const badArgument = (message) => Object.assign(new TypeError(message), { code: "INVALID_ARGUMENT" });
 
 /** `n` integers from 0. */
 const range = (n) => Array.from({ length: n }, (_, i) => i);
@@ -81,12 +83,12 @@ function checkHead(head, where) {
 export function durableObjectStorage(storage, options = {}) {
   for (const method of ["get", "put", "delete", "list", "transaction"]) {
     if (typeof storage?.[method] !== "function") {
-      throw new TypeError(`durableObjectStorage: expected a Durable Object's storage (ctx.storage), which has ${method}()`);
+      throw badArgument(`durableObjectStorage: expected a Durable Object's storage (ctx.storage), which has ${method}()`);
     }
   }
   const { prefix = "ttlkv/" } = options ?? {};
   if (typeof prefix !== "string" || new TextEncoder().encode(prefix).length > MAX_PREFIX_BYTES) {
-    throw new TypeError(`durableObjectStorage: prefix must be a string of at most ${MAX_PREFIX_BYTES} bytes`);
+    throw badArgument(`durableObjectStorage: prefix must be a string of at most ${MAX_PREFIX_BYTES} bytes`);
   }
 
   const manifestHead = `${prefix}manifest`;

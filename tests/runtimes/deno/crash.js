@@ -267,7 +267,7 @@ begin("arguments");
       f();
       fail(`${what}: no error`);
     } catch (e) {
-      expect(e instanceof type, `${what}: ${e}`);
+      expect(e instanceof type && e.code === "INVALID_ARGUMENT", `${what}: ${e} (code ${e?.code})`);
     }
   };
   throws(() => denoKvStorage({}), TypeError, "a kv that is not one");

@@ -6,6 +6,8 @@ function coded(code, message, cause) {
 }
 
 export const invalid = (message) => coded("INVALID_ARGUMENT", message);
+/** A factory's refusal of its arguments: a `TypeError` or `RangeError` (`Type`) with the code. */
+export const badArgument = (Type, message) => Object.assign(new Type(message), { code: "INVALID_ARGUMENT" });
 export const corruption = (message, cause) => coded("CORRUPTION", message, cause);
 export const storage = (message) => coded("STORAGE", message);
 
