@@ -1222,6 +1222,9 @@ test("init({ bytes }) before the first open() is how the engine is loaded; a bad
     const bad = await pkg.init({ bytes: new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]) }).then(() => undefined, (e) => e);
     assert.equal(bad?.code, "UNSUPPORTED");
     assert.ok(bad.cause, "the cause is kept");
+    // The failed source stays the one open() loads from, until init() is given another.
+    const opened = await pkg.open("init-bad", { storage: "memory" }).then(() => undefined, (e) => e);
+    assert.equal(opened?.code, "UNSUPPORTED");
     await pkg.init({ bytes: readFileSync(serverFile("pkg/ttlkv_web_bg.wasm")) });
     await roundTrips(pkg, "init-bytes");
   });
