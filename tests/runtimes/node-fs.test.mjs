@@ -416,8 +416,11 @@ test("a damaged manifest or journal is CORRUPTION", async () => {
 
 test("the first commit makes the directories it created durable: each one's entry in its parent, and its own entries", () => {
   const dir = scratchDir("dir-sync");
-  const { synced } = JSON.parse(runScript("dir-sync.mjs", [dir]));
-  assert.deepEqual(synced, [".", "data", "data/sessions"]);
+  assert.deepEqual(JSON.parse(runScript("dir-sync.mjs", [dir])), { commits: ["ok"], synced: [".", "data", "data/sessions"] });
+  // A parent the process may write into but not read cannot be synced: the commit goes on.
+  assert.deepEqual(JSON.parse(runScript("dir-sync.mjs", [scratchDir("dir-sync-unreadable"), "unreadable"])), { commits: ["ok"], synced: [".", "data/sessions"] });
+  // A sync that fails fails the commit; the next commit syncs the parents again.
+  assert.deepEqual(JSON.parse(runScript("dir-sync.mjs", [scratchDir("dir-sync-fails"), "fails-once"])), { commits: ["STORAGE", "ok", "ok"], synced: [".", "data", "data/sessions"] });
 });
 
 test("errors keep their cause; bad arguments are INVALID_ARGUMENT", async () => {

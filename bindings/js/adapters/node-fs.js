@@ -156,6 +156,8 @@ class FileStorage {
   /** The calls that hold the lock, one after the other. */
   #queue = Promise.resolve();
   #created;
+  /** The first directory `mkdir` created whose parents are not synced yet (see `#create`). */
+  #unsynced;
   /** Whether a journal left behind may still need finishing before a read. */
   #unsettled = true;
   /** Whether leftovers of dead processes (temporary files, lock records) may need tidying. */
@@ -514,12 +516,16 @@ class FileStorage {
   #create() {
     this.#created ??= mkdir(this.#dir, { recursive: true })
       .then(async (first) => {
-        if (first === undefined) return;
+        // Kept until the syncs succeed: a retry after one failed finds the directories made, and
+        // mkdir says nothing of them then.
+        this.#unsynced ??= first;
+        if (this.#unsynced === undefined) return;
         // From the store's directory up to the first one mkdir created: each one's parent.
         for (let dir = this.#dir; ; dir = path.dirname(dir)) {
           await syncDirectory(path.dirname(dir));
-          if (dir === path.resolve(first) || path.dirname(dir) === dir) break;
+          if (dir === path.resolve(this.#unsynced) || path.dirname(dir) === dir) break;
         }
+        this.#unsynced = undefined;
       })
       .catch((e) => {
         this.#created = undefined;
@@ -540,7 +546,15 @@ class FileStorage {
  */
 async function syncDirectory(dir) {
   if (process.platform === "win32") return;
-  const handle = await open(dir, "r");
+  let handle;
+  try {
+    handle = await open(dir, "r");
+  } catch (e) {
+    // A parent this process may write into but not read (mode 0333, say) cannot be opened to be
+    // synced: it has no more to give, as above.
+    if (e.code === "EACCES" || e.code === "EPERM") return;
+    throw e;
+  }
   try {
     await handle.sync();
   } catch (e) {
