@@ -107,7 +107,7 @@ function writeUtf8(bytes, at, string) {
 }
 
 /** Whether `string` has no lone surrogate (`isWellFormed`, where the runtime has it). */
-const wellFormed = String.prototype.isWellFormed ? (s) => s.isWellFormed() : (s) => !/\p{Cs}/u.test(s);
+export const wellFormed = String.prototype.isWellFormed ? (s) => s.isWellFormed() : (s) => !/\p{Cs}/u.test(s);
 
 /**
  * INVALID_ARGUMENT for a string with a lone surrogate: it has no UTF-8, and the encoder would

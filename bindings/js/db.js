@@ -4,7 +4,7 @@
 
 import { TtlKvError } from "./errors.js";
 import { encodeKey, encodeKeyInPlace, encodeValue, encodeValueInPlace, passedAsString, PackedBatch } from "./codec.js";
-import { invalid, plainOptions, checkKnown, positiveInt, checkedTtl, tooLong, integer, putArgs, batchPutArgs, conditionBits, scanArgs } from "./options.js";
+import { invalid, plainOptions, checkName, checkKnown, positiveInt, checkedTtl, tooLong, integer, putArgs, batchPutArgs, conditionBits, scanArgs } from "./options.js";
 import { valueOf, entryOf, reaper, scanPages, Snapshot } from "./snapshot.js";
 import { guardMethods, guardedPromise, rejectAsInputError } from "./guard.js";
 import { TTL_AFTER_MS, TTL_AT, TTL_NO_EXPIRY, MAX_TTL_MS } from "./protocol.js";
@@ -196,7 +196,7 @@ export class Db {
   }
 
   namespace(name, opts) {
-    if (typeof name !== "string" || name.length === 0) throw invalid("a namespace name is a non-empty string");
+    checkName(name, "namespace");
     const o = plainOptions(opts, "namespace options");
     checkKnown(o, ["defaultTtlMs", "maxTtlMs"], "namespace");
     const ttl = (x, what) => (x === undefined || x === null ? null : checkedTtl(x, what));
@@ -210,7 +210,7 @@ export class Db {
   }
 
   async dropNamespace(name) {
-    if (typeof name !== "string" || name.length === 0) throw invalid("a namespace name is a non-empty string");
+    checkName(name, "namespace");
     return this.#call("dropNamespace", [name]);
   }
 

@@ -8,7 +8,7 @@ import { engine, asTtlKvError, LocalEndpoint } from "./engine.js";
 import { Tabs, tabsSupported, announceDeleted } from "./tabs.js";
 import { takeLease } from "./lease.js";
 import * as wasm from "./pkg/ttlkv_web.js";
-import { invalid, plainOptions, checkKnown, positiveInt, checkedTtl, flag, putArgs } from "./options.js";
+import { invalid, plainOptions, checkName, checkKnown, positiveInt, checkedTtl, flag, putArgs } from "./options.js";
 import { load } from "./load.js";
 import { Shared, report } from "./shared.js";
 import { Db } from "./db.js";
@@ -52,7 +52,7 @@ function withOpenTimeout(opening, ms) {
 
 /** Open (or create) database `name`. See `OpenOptions` in index.d.ts for the options. */
 export async function openDb(name, options) {
-  if (typeof name !== "string" || name.length === 0) throw invalid("a database name is a non-empty string");
+  checkName(name, "database");
   const o = plainOptions(options, "open options");
   checkKnown(o, OPEN_OPTIONS, "open");
   if (o.defaultTtlMs != null) checkedTtl(o.defaultTtlMs, "defaultTtlMs");
@@ -149,7 +149,7 @@ function storageKind(storage) {
  * the database (in any tab) is closed; an adapter's storage belongs to the app, which deletes it.
  */
 export async function destroyDb(name, options) {
-  if (typeof name !== "string" || name.length === 0) throw invalid("a database name is a non-empty string");
+  checkName(name, "database");
   const o = plainOptions(options, "destroy options");
   checkKnown(o, ["storage"], "destroy");
   const storage = storageKind(o.storage);

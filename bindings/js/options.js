@@ -3,7 +3,7 @@
 // rejection here is an INVALID_ARGUMENT TtlKvError.
 
 import { TtlKvError } from "./errors.js";
-import { encodeKey } from "./codec.js";
+import { encodeKey, wellFormed } from "./codec.js";
 import {
   TTL_DEFAULT, TTL_NO_EXPIRY, TTL_AFTER_MS, TTL_AT, TTL_KEEP,
   PUT_ALWAYS, PUT_IF_ABSENT, PUT_IF_PRESENT,
@@ -16,6 +16,11 @@ export function plainOptions(opts, what) {
   if (opts === undefined || opts === null) return {};
   if (typeof opts !== "object" || Array.isArray(opts)) throw invalid(`${what} must be an object`);
   return opts;
+}
+
+/** A database's or namespace's (`what`) name: a non-empty string without a lone surrogate. */
+export function checkName(name, what) {
+  if (typeof name !== "string" || !name || !wellFormed(name)) throw invalid(`a ${what} name is a non-empty, well-formed string`);
 }
 
 export function checkKnown(opts, allowed, what) {

@@ -120,6 +120,11 @@ test("a string key or value with a lone surrogate is INVALID_ARGUMENT and writes
     await rejects(db.delete(s), "INVALID_ARGUMENT");
   }
   await rejects(db.put("big", "y".repeat(100_000) + "\uDC00"), "INVALID_ARGUMENT");
+  // Nor are names: "x\uD800" and "x\uFFFD" were one database, and one namespace.
+  await rejects(open("x\uD800", { storage: "memory" }), "INVALID_ARGUMENT");
+  await rejects(destroy("x\uD800", { storage: "memory" }), "INVALID_ARGUMENT");
+  assert.throws(() => db.namespace("\uDC00"), (e) => e instanceof TtlKvError && e.code === "INVALID_ARGUMENT");
+  await rejects(db.dropNamespace("\uDC00"), "INVALID_ARGUMENT");
   assert.equal(await db.get("\uFFFD"), undefined);
   const written = [];
   for await (const e of db.scan()) written.push(e.key);
