@@ -61,7 +61,19 @@ test("the storage adapters' factories refuse bad arguments at once with code INV
     "denoKvStorage({})": () => denoKvStorage({}),
     "denoKvStorage with an empty prefix": () => denoKvStorage(kv, { prefix: [] }),
     "denoKvStorage with a prefix holding an own part": () => denoKvStorage(kv, { prefix: ["db", "page"] }),
+    "fileStorage with options 5": () => fileStorage("dir", 5),
+    "durableObjectStorage with options 5": () => durableObjectStorage(storage, 5),
+    "durableObjectStorage with an unknown option": () => durableObjectStorage(storage, { bogus: 1 }),
+    "denoKvStorage with options 5": () => denoKvStorage(kv, 5),
+    "denoKvStorage with an unknown option": () => denoKvStorage(kv, { bogus: 1 }),
   };
+  // None (undefined or null) is the default.
+  for (const options of [undefined, null]) {
+    assert.ok(durableObjectStorage(storage, options));
+    assert.ok(denoKvStorage(kv, options));
+  }
+  const { destroyDenoKvStorage } = await from("deno-kv");
+  await assert.rejects(destroyDenoKvStorage(kv, 5), (e) => e.code === "INVALID_ARGUMENT");
   for (const [what, make] of Object.entries(refusals)) {
     assert.throws(make, (e) => e instanceof Error && e.code === "INVALID_ARGUMENT", what);
   }

@@ -10,25 +10,25 @@
 import { DenoKvPageStore, LIST_CHUNKS_BATCH } from "./deno-kv/store.js";
 import { OWN_PARTS, checkedPrefix } from "./deno-kv/keys.js";
 import { packDeletes, sendAll } from "./deno-kv/atomic.js";
-import { asAdapterError, badArgument } from "./deno-kv/errors.js";
+import { asAdapterError, badArgument, plainOptions } from "./deno-kv/errors.js";
 
 /**
  * A page-store adapter over Deno KV for `open(name, { storage })`. `kv` is a `Deno.Kv` (or an
  * object with its get, getMany, list and atomic); `prefix` is the key prefix this database owns
  * (default `["ttlkv"]`: give each database on one KV its own).
  */
-export function denoKvStorage(kv, { prefix = ["ttlkv"] } = {}) {
+export function denoKvStorage(kv, options) {
   checkKv(kv);
-  return new DenoKvPageStore(kv, checkedPrefix(prefix));
+  return new DenoKvPageStore(kv, prefixOf(options, "denoKvStorage"));
 }
 
 /**
  * Delete every key of the database stored under `prefix`. Run it with the database closed: a
  * writer still open is fenced (its head is gone) but may leave a key or two behind.
  */
-export async function destroyDenoKvStorage(kv, { prefix = ["ttlkv"] } = {}) {
+export async function destroyDenoKvStorage(kv, options) {
   checkKv(kv);
-  const p = checkedPrefix(prefix);
+  const p = prefixOf(options, "destroyDenoKvStorage");
   try {
     // The head first, so that a writer still open is fenced rather than writing on.
     await kv.atomic().delete([...p, "head"]).commit();
@@ -42,6 +42,14 @@ export async function destroyDenoKvStorage(kv, { prefix = ["ttlkv"] } = {}) {
   } catch (e) {
     throw asAdapterError("destroyDenoKvStorage", e);
   }
+}
+
+/** The prefix of `options` (none, or `{ prefix }`), checked; `["ttlkv"]` by default. */
+function prefixOf(options, what) {
+  const { prefix = ["ttlkv"], ...unknown } = plainOptions(options, what);
+  const extra = Object.keys(unknown);
+  if (extra.length > 0) throw badArgument(TypeError, `${what}: unknown option "${extra[0]}"`);
+  return checkedPrefix(prefix);
 }
 
 function checkKv(kv) {

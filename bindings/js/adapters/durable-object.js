@@ -86,7 +86,12 @@ export function durableObjectStorage(storage, options = {}) {
       throw badArgument(`durableObjectStorage: expected a Durable Object's storage (ctx.storage), which has ${method}()`);
     }
   }
-  const { prefix = "ttlkv/" } = options ?? {};
+  if (options !== undefined && options !== null && (typeof options !== "object" || Array.isArray(options))) {
+    throw badArgument("durableObjectStorage: options must be an object");
+  }
+  const { prefix = "ttlkv/", ...unknown } = options ?? {};
+  const extra = Object.keys(unknown);
+  if (extra.length > 0) throw badArgument(`durableObjectStorage: unknown option "${extra[0]}"`);
   if (typeof prefix !== "string" || new TextEncoder().encode(prefix).length > MAX_PREFIX_BYTES) {
     throw badArgument(`durableObjectStorage: prefix must be a string of at most ${MAX_PREFIX_BYTES} bytes`);
   }

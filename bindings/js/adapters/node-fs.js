@@ -168,6 +168,9 @@ class FileStorage {
     if (typeof dir !== "string" || dir.length === 0) {
       throw failure("INVALID_ARGUMENT", "fileStorage takes a directory: a non-empty string or a file: URL");
     }
+    if (options !== undefined && options !== null && (typeof options !== "object" || Array.isArray(options))) {
+      throw failure("INVALID_ARGUMENT", "fileStorage: options must be an object");
+    }
     const { lockTimeoutMs = DEFAULT_LOCK_TIMEOUT_MS, ...unknown } = options ?? {};
     const extra = Object.keys(unknown);
     if (extra.length > 0) throw failure("INVALID_ARGUMENT", `unknown fileStorage option "${extra[0]}"`);
