@@ -7,7 +7,7 @@ import { encodeKey, encodeKeyInPlace, encodeValue, encodeValueInPlace, passedAsS
 import { invalid, plainOptions, checkName, checkKnown, positiveInt, checkedTtl, tooLong, integer, putArgs, batchPutArgs, conditionBits, scanArgs } from "./options.js";
 import { valueOf, entryOf, reaper, scanPages, Snapshot } from "./snapshot.js";
 import { guardMethods, guardedPromise, rejectAsInputError } from "./guard.js";
-import { TTL_AFTER_MS, TTL_AT, TTL_NO_EXPIRY, MAX_TTL_MS } from "./protocol.js";
+import { TTL_AFTER_MS, TTL_AT, TTL_NO_EXPIRY, MAX_JS_TTL_MS } from "./protocol.js";
 
 let nextHandle = 0;
 
@@ -109,9 +109,9 @@ export class Db {
 
   async expire(key, ttlMs, cond) {
     const k = encodeKey(key);
-    // Any integer up to MAX_TTL_MS: ms <= 0 deletes the key, as PEXPIRE does (the engine decides).
+    // Any integer up to MAX_JS_TTL_MS: ms <= 0 deletes the key, as PEXPIRE does (the engine decides).
     const ms = integer(ttlMs, "ttlMs");
-    if (ms > MAX_TTL_MS) tooLong("ttlMs");
+    if (ms > MAX_JS_TTL_MS) tooLong("ttlMs");
     return this.#call("expire", [k, ms, conditionBits(cond)]);
   }
 

@@ -11,7 +11,8 @@
 /**
  * A key: a `string` (stored as its UTF-8 bytes) or a `Uint8Array`. Keys order by their bytes, and a
  * string and the `Uint8Array` of its UTF-8 bytes are the same key. A key is 1 byte to 4 KiB: an empty
- * key is an `INVALID_ARGUMENT` error, a longer one `KEY_TOO_LARGE`.
+ * key is an `INVALID_ARGUMENT` error, a longer one `KEY_TOO_LARGE`; a string holding a lone surrogate
+ * (it has no UTF-8) is `INVALID_ARGUMENT` too.
  */
 export type Key = string | Uint8Array;
 
@@ -149,7 +150,7 @@ export type GetExOptions =
       persist?: undefined;
     }
   | {
-      /** Set the key to expire this many ms from now (a safe integer > 0): a sliding session. */
+      /** Set the key to expire this many ms from now (1 to 8,753,796,953,940,992): a sliding session. */
       ttlMs: number;
       /** Excluded: at most one of `ttlMs`, `expireAt`, `persist`. */
       expireAt?: undefined;
@@ -203,9 +204,9 @@ export interface PurgeOptions {
  * `INVALID_ARGUMENT` error, thrown synchronously by `namespace()`.
  */
 export interface NamespaceOptions {
-  /** TTL in ms (a safe integer > 0) for puts in the namespace that give no expiry option; `null` for none. */
+  /** TTL in ms (1 to 8,753,796,953,940,992) for puts in the namespace that give no expiry option; `null` for none. */
   defaultTtlMs?: number | null | undefined;
-  /** Longest TTL in ms (a safe integer > 0) a key of the namespace may have: longer or absent TTLs are clamped to it. `null` for no maximum. */
+  /** Longest TTL in ms (1 to 8,753,796,953,940,992) a key of the namespace may have: longer or absent TTLs are clamped to it. `null` for no maximum. */
   maxTtlMs?: number | null | undefined;
 }
 
@@ -252,7 +253,7 @@ export type StorageOption = "auto" | "indexeddb" | "memory" | PageStoreAdapter;
 export interface ExpireReplacement {
   /** The key's new value. */
   value: Value;
-  /** Expire the rewritten key this many ms from now (a safe integer > 0). */
+  /** Expire the rewritten key this many ms from now (1 to 8,753,796,953,940,992). */
   ttlMs?: number | undefined;
   /** Expire the rewritten key at this time, in ms since the Unix epoch. */
   expireAt?: number | undefined;
@@ -262,7 +263,7 @@ export interface ExpireReplacement {
 export interface OpenOptions {
   /** Where the pages live; see {@link StorageOption}. Default `"auto"` (`null` means the same). */
   storage?: StorageOption | null | undefined;
-  /** TTL in ms (a safe integer > 0) for puts that give no expiry option; `null` (default) for none. */
+  /** TTL in ms (1 to 8,753,796,953,940,992) for puts that give no expiry option; `null` (default) for none. */
   defaultTtlMs?: number | null | undefined;
   /**
    * The clock, called with no arguments: ms since the Unix epoch. Default `Date.now`. ttlkv makes
@@ -482,7 +483,9 @@ export declare const CODES: readonly [
 
 /**
  * The code of a {@link TtlKvError}:
- * - `INVALID_ARGUMENT`: wrong type, conflicting options, `ttlMs <= 0`, NaN, non-integer, unknown option value;
+ * - `INVALID_ARGUMENT`: wrong type, conflicting options, `ttlMs <= 0` or over
+ *   8,753,796,953,940,992, NaN, non-integer, unknown option value, a string key, value or name
+ *   holding a lone surrogate;
  * - `KEY_TOO_LARGE` / `VALUE_TOO_LARGE`: a key over 4 KiB, a value over 16 MiB;
  * - `CLOSED`: the Db (or Snapshot, or dropped namespace) was closed/released;
  * - `FENCED`: this context lost the writer role and may not write;
@@ -637,7 +640,8 @@ export interface Db {
   /**
    * Set `key` to expire `ttlMs` from now (Redis PEXPIRE); `ttlMs <= 0` deletes the key.
    *
-   * @param ttlMs - a safe integer; 0 or less removes the key at once.
+   * @param ttlMs - an integer up to 8,753,796,953,940,992 (so that the expiry is an exact JS
+   *   number); 0 or less removes the key at once.
    * @param cond - see {@link ExpireCondition}.
    * @returns `true` if the expiry was set (or the key deleted); `false` if the key is absent or the
    *   condition failed.

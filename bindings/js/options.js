@@ -7,7 +7,7 @@ import { encodeKey, wellFormed } from "./codec.js";
 import {
   TTL_DEFAULT, TTL_NO_EXPIRY, TTL_AFTER_MS, TTL_AT, TTL_KEEP,
   PUT_ALWAYS, PUT_IF_ABSENT, PUT_IF_PRESENT,
-  EXPIRE_NX, EXPIRE_XX, EXPIRE_GT, EXPIRE_LT, MAX_TTL_MS,
+  EXPIRE_NX, EXPIRE_XX, EXPIRE_GT, EXPIRE_LT, MAX_JS_TTL_MS,
 } from "./protocol.js";
 
 export const invalid = (message) => new TtlKvError("INVALID_ARGUMENT", message);
@@ -36,14 +36,14 @@ export function positiveInt(x, what) {
   return x;
 }
 
-/** A TTL in ms: an integer from 1 to MAX_TTL_MS (past it, an expiry is no exact JS number). */
+/** A TTL in ms: an integer from 1 to MAX_JS_TTL_MS (past it, an expiry is no exact JS number). */
 export function checkedTtl(x, what) {
-  if (positiveInt(x, what) > MAX_TTL_MS) tooLong(what);
+  if (positiveInt(x, what) > MAX_JS_TTL_MS) tooLong(what);
   return x;
 }
 
 export const tooLong = (what) => {
-  throw invalid(`${what} must be at most ${MAX_TTL_MS}`);
+  throw invalid(`${what} must be at most ${MAX_JS_TTL_MS}`);
 };
 
 export function integer(x, what) {

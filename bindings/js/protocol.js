@@ -38,7 +38,7 @@ export const VALUE_HEADER_BYTES = 1;
 // limits
 export const MAX_KEY_BYTES = 4096;
 export const MAX_VALUE_BYTES = 16777216;
-export const MAX_TTL_MS = 8753796953940992;
+export const MAX_JS_TTL_MS = 8753796953940992;
 
 /** The stable error codes (`TtlKvError.code`). */
 export const CODES = Object.freeze([

@@ -81,7 +81,7 @@ numbers! { LIMITS:
     /// The longest TTL a JS caller may give, in ms: 2^53 - 1 (the largest integer a JS number
     /// holds exactly) less the last plausible time (the end of the year 9999), so that every
     /// expiry, now + TTL, reads back in JS as the time it is (about 277,000 years).
-    MAX_TTL_MS: u64 = (9_007_199_254_740_991 - ttlkv::clock::MAX_PLAUSIBLE_MS) as u64;
+    MAX_JS_TTL_MS: u64 = (9_007_199_254_740_991 - ttlkv::clock::MAX_PLAUSIBLE_MS) as u64;
 }
 
 /// The text of `bindings/js/protocol.js`.
