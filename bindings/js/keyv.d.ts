@@ -28,9 +28,13 @@ export type KeyvStored<Value = unknown> = string | KeyvRecord<Value>;
  *   namespace of the same name, keys kept as Keyv gives them (prefixed `<namespace>:`); no
  *   namespace: the database's default keyspace. `clear()` removes every key of that namespace
  *   and no other, in one atomic change whatever their number. One store serves one Keyv instance;
- *   several stores may share one database.
+ *   several stores may share one database: those opened by the same `name` and `storage` share
+ *   one open database (the first one's options), closed when the last of them disconnects.
  * - **TTL**: Keyv's `ttl` (ms) becomes the key's ttlkv TTL (rounded up to whole ms); without one
- *   the database's `defaultTtlMs` applies, if it has one.
+ *   the database's `defaultTtlMs` applies, if it has one. As Keyv's own store reads it:
+ *   `Infinity` never expires, a ttl past ttlkv's longest (8,753,796,953,940,992 ms) is that
+ *   longest, and 0 or less deletes the key (it is over already); not a number is
+ *   `INVALID_ARGUMENT`.
  * - **Values**: with Keyv's serializer (its default), the serialized string is kept as a string.
  *   With it turned off (`new Keyv({ store, serialize: undefined, deserialize: undefined })`), the
  *   value is kept natively: a `Uint8Array` (a `Buffer` too; read back as a `Uint8Array`) as

@@ -19,17 +19,47 @@
 // `{ value, expires }` with `expires` the key's expiry in ttlkv. Either way the key gets a ttlkv
 // TTL: Keyv's `ttl` in ms, or when Keyv gives none, the database's `defaultTtlMs` (if any).
 import { open, TtlKvError } from "ttlkv";
+import { MAX_JS_TTL_MS } from "./protocol.js";
 
 const invalid = (message) => new TtlKvError("INVALID_ARGUMENT", message);
 
-/** ttlkv's put options for Keyv's `ttl` (ms; `undefined` for none). */
+/**
+ * ttlkv's put options for Keyv's `ttl` (ms; `undefined` for none), as Keyv's own Map store reads
+ * it: `Infinity` never expires, a ttl past the longest ttlkv keeps is that longest, and one of 0
+ * or less is already over (`null`: the key is deleted, not written). Not a number is refused.
+ */
 function ttlOptions(ttl) {
   if (ttl === undefined || ttl === null) return {};
-  if (typeof ttl !== "number" || !Number.isFinite(ttl) || ttl <= 0) {
-    throw invalid(`a ttl is a number of ms greater than 0, or undefined for none (got ${String(ttl)})`);
+  if (typeof ttl !== "number" || Number.isNaN(ttl)) {
+    throw invalid(`a ttl is a number of ms, or undefined for none (got ${String(ttl)})`);
   }
+  if (ttl <= 0) return null;
+  if (ttl === Infinity) return { noExpiry: true };
   // ttlkv counts whole ms: round up, so that a key never expires before its time.
-  return { ttlMs: Math.ceil(ttl) };
+  return { ttlMs: Math.min(Math.ceil(ttl), MAX_JS_TTL_MS) };
+}
+
+/**
+ * The databases stores opened by name, by name and then by their `storage` option (an adapter
+ * by identity): stores of one name and storage share one open database (opening it again would
+ * take the writer role from the first, which is then FENCED), opened with the first store's
+ * options and closed when the last of them disconnects. `{ db, refs }` each.
+ */
+const opened = new Map();
+
+function openShared(name, options) {
+  const storage = options.storage ?? "auto";
+  let byStorage = opened.get(name);
+  if (byStorage === undefined) opened.set(name, (byStorage = new Map()));
+  let entry = byStorage.get(storage);
+  if (entry === undefined) {
+    entry = { db: open(name, options), refs: 0, forget: () => byStorage.get(storage) === entry && byStorage.delete(storage) };
+    byStorage.set(storage, entry);
+    // A failed open is forgotten: the next call opens again.
+    entry.db.catch(entry.forget);
+  }
+  entry.refs++;
+  return entry;
 }
 
 /** Whether `value` is Keyv's unserialized `{ value, expires }`. */
@@ -84,6 +114,9 @@ export class KeyvTtlkv {
   #name;
   #openOptions;
   #owned;
+  /** The shared open of a store opened by name (`openShared`), until `disconnect()`. */
+  #shared;
+  #disconnected = false;
   #namespace;
   #handles = new Map();
   #listeners = new Map();
@@ -138,7 +171,8 @@ export class KeyvTtlkv {
     const stored = toStored(value);
     const keyspace = await this.#keyspace();
     try {
-      await keyspace.put(key, stored, options);
+      if (options === null) await keyspace.delete(key);
+      else await keyspace.put(key, stored, options);
     } catch (e) {
       throw explained(e, [value]);
     }
@@ -147,7 +181,11 @@ export class KeyvTtlkv {
 
   /** Every entry in one atomic batch. */
   async setMany(entries) {
-    const ops = entries.map(({ key, value, ttl }) => ({ type: "put", key, value: toStored(value), ...ttlOptions(ttl) }));
+    const ops = entries.map(({ key, value, ttl }) => {
+      const options = ttlOptions(ttl);
+      const stored = toStored(value);
+      return options === null ? { type: "delete", key } : { type: "put", key, value: stored, ...options };
+    });
     const keyspace = await this.#keyspace();
     try {
       await keyspace.batch(ops);
@@ -161,7 +199,7 @@ export class KeyvTtlkv {
     return (await this.#keyspace()).delete(key);
   }
 
-  /** Whether any of `keys` was there (the deletes share one commit). */
+  /** Whether any of `keys` was there (each delete is its own write: one that fails does not stop the others). */
   async deleteMany(keys) {
     const keyspace = await this.#keyspace();
     const deleted = await Promise.all(keys.map((key) => keyspace.delete(key)));
@@ -189,10 +227,18 @@ export class KeyvTtlkv {
     for await (const entry of keyspace.scan()) yield [entry.key, fromStored(entry)];
   }
 
-  /** Close the database if this store opened it; one given as `{ db }` is the app's to close. */
+  /**
+   * Close the database if this store opened it and no other store of its name still uses it; one
+   * given as `{ db }` is the app's to close. The store's later calls reject with CLOSED.
+   */
   async disconnect() {
-    if (!this.#owned || this.#db === undefined) return;
-    const db = await this.#db.catch(() => undefined);
+    if (!this.#owned || this.#disconnected) return;
+    this.#disconnected = true;
+    const entry = this.#shared;
+    this.#shared = undefined;
+    if (entry === undefined || --entry.refs > 0) return;
+    entry.forget();
+    const db = await entry.db.catch(() => undefined);
     await db?.close();
   }
 
@@ -222,13 +268,21 @@ export class KeyvTtlkv {
     for (const listener of this.#listeners.get(event) ?? []) listener(...args);
   }
 
-  /** The database, opened by the first call that needs it; a failed open is tried again by the next. */
+  /**
+   * The database, opened by the first call that needs it (or shared with another store of its
+   * name, see `opened`); a failed open is tried again by the next.
+   */
   #database() {
-    this.#db ??= open(this.#name, this.#openOptions).catch((e) => {
-      this.#db = undefined;
-      this.#emit("error", e);
-      throw e;
-    });
+    if (this.#disconnected) return Promise.reject(new TtlKvError("CLOSED", "the store was disconnected"));
+    if (this.#db === undefined) {
+      this.#shared = openShared(this.#name, this.#openOptions);
+      this.#db = this.#shared.db.catch((e) => {
+        this.#db = undefined;
+        this.#shared = undefined;
+        this.#emit("error", e);
+        throw e;
+      });
+    }
     return this.#db;
   }
 

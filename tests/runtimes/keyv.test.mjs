@@ -132,15 +132,54 @@ test("each Keyv namespace is a ttlkv namespace; the key keeps Keyv's TTL, on the
   assert.equal(await plain.get("k"), "v");
 });
 
-test("without a ttl from Keyv the database's defaultTtlMs applies; a bad ttl is INVALID_ARGUMENT", async (t) => {
+test("without a ttl from Keyv the database's defaultTtlMs applies; other ttls as Keyv's own store reads them; not a number is INVALID_ARGUMENT", async (t) => {
   const { db } = await freshDb(t, { defaultTtlMs: 60_000 });
   const store = new KeyvTtlkv({ db });
   const keyv = new Keyv({ store });
+  const ns = db.namespace("keyv");
   await keyv.set("a", 1);
-  assert.equal(await db.namespace("keyv").ttl("keyv:a"), 60_000);
-  for (const ttl of [0, -5, Number.NaN, Infinity, "10"]) {
+  assert.equal(await ns.ttl("keyv:a"), 60_000);
+  for (const ttl of [Number.NaN, "10"]) {
     await assert.rejects(store.set("keyv:b", "x", ttl), (e) => e instanceof TtlKvError && e.code === "INVALID_ARGUMENT", String(ttl));
   }
+  // Infinity never expires; past the longest ttlkv keeps, the longest: the write lands either way
+  // (it failed, and the old value stayed where Keyv's Map store would have written the new one).
+  await keyv.set("inf", "old");
+  assert.equal(await keyv.set("inf", "new", Infinity), true);
+  assert.equal(await keyv.get("inf"), "new");
+  assert.equal(await ns.ttl("keyv:inf"), -1, "no expiry");
+  assert.equal(await keyv.set("huge", "v", Number.MAX_SAFE_INTEGER), true);
+  assert.equal(await keyv.get("huge"), "v");
+  assert.equal(await ns.ttl("keyv:huge"), Number.MAX_SAFE_INTEGER - 253_402_300_799_999);
+  // 0 or less is over already: the key goes, as it would from Keyv's Map store.
+  assert.equal(await store.set("keyv:inf", "x", -1), true);
+  assert.equal(await keyv.get("inf"), undefined);
+  assert.equal(await ns.has("keyv:inf"), false);
+  assert.deepEqual(await store.setMany([{ key: "keyv:huge", value: "x", ttl: -5 }, { key: "keyv:c", value: "y", ttl: 1_000 }]), [true, true]);
+  assert.equal(await ns.has("keyv:huge"), false);
+  assert.equal(await ns.ttl("keyv:c"), 1_000);
+});
+
+test("stores opened by the same name share one open database: neither fences the other, and the last disconnect closes it", async (t) => {
+  const name = `keyv-two-${n++}`;
+  t.after(() => destroy(name, { storage: "memory" }));
+  const a = new Keyv({ store: new KeyvTtlkv({ name, storage: "memory" }) });
+  const b = new Keyv({ store: new KeyvTtlkv({ name, storage: "memory" }) });
+  const errors = [];
+  for (const k of [a, b]) k.on("error", (e) => errors.push(e.code));
+  assert.equal(await a.set("k", 1), true);
+  assert.equal(await b.set("k", 2), true);
+  assert.equal(await a.set("k", 3), true);
+  assert.equal(await b.get("k"), 3);
+  assert.equal(await b.delete("k"), true);
+  assert.equal(await a.get("k"), undefined);
+  assert.deepEqual(errors, [], "no store was fenced");
+  await a.disconnect();
+  assert.equal(await b.set("after", "a left"), true, "the other store's database stays open");
+  await b.disconnect();
+  const db = await open(name, { storage: "memory" });
+  assert.equal(typeof (await db.namespace("keyv").get("keyv:after")), "string");
+  await db.close();
 });
 
 test("clear() removes the keys of its namespace and of no other", async (t) => {
@@ -202,7 +241,7 @@ test("setMany is one batch; get, has and delete of many keys", async (t) => {
   assert.equal(await keyv.delete(["a", "c"]), true, "one of them was there");
   assert.equal(await keyv.delete(["a", "c"]), false);
   // A batch with a bad entry writes nothing.
-  assert.deepEqual(await keyv.setMany([{ key: "x", value: 1 }, { key: "y", value: 2, ttl: -1 }]), [false, false]);
+  assert.deepEqual(await keyv.setMany([{ key: "x", value: 1 }, { key: "y", value: 2, ttl: Number.NaN }]), [false, false]);
   assert.equal(await keyv.get("x"), undefined);
 });
 
