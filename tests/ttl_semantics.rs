@@ -533,3 +533,51 @@ fn a_batch_that_writes_a_key_again_keeps_its_last_write_in_any_key_order() {
         assert_eq!(db.get(b"m").await.unwrap().as_deref(), Some(&b"2"[..]));
     });
 }
+
+#[test]
+fn expire_takes_any_ttl_whose_expiry_fits_and_refuses_one_past_the_end_of_time() {
+    let (db, _, _) = fresh(DbOptions::default());
+    run(async {
+        db.put(b"k", b"v").await.unwrap();
+        let now = T0;
+        for ms in [(i64::MAX - now) as u64 + 1, u64::MAX / 2, u64::MAX] {
+            let e = db
+                .expire(b"k", ms, ExpireCondition::default())
+                .await
+                .unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{ms}");
+        }
+        assert_eq!(
+            db.ttl(b"k").await.unwrap(),
+            -1,
+            "nothing changed, nothing deleted"
+        );
+        let last = (i64::MAX - now) as u64;
+        assert!(db
+            .expire(b"k", last, ExpireCondition::default())
+            .await
+            .unwrap());
+        assert_eq!(
+            db.get_entry(b"k").await.unwrap().unwrap().expire_at,
+            Some(i64::MAX)
+        );
+        assert!(db.has(b"k").await.unwrap());
+    });
+}
+
+#[test]
+fn an_l0_compaction_trigger_near_usize_max_never_overflows_a_write() {
+    for trigger in [usize::MAX, usize::MAX / 2, usize::MAX / 3 + 1] {
+        let (db, _, _) = fresh(DbOptions {
+            l0_compaction_trigger: trigger,
+            ..DbOptions::default()
+        });
+        run(async {
+            for i in 0..20u32 {
+                db.put(&i.to_be_bytes(), b"v").await.unwrap();
+                db.flush().await.unwrap();
+            }
+            assert_eq!(db.stats().levels[0].ssts.len(), 20, "no compaction was due");
+        });
+    }
+}

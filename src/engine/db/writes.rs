@@ -56,7 +56,10 @@ impl Db {
 
     /// Make `key` expire `ttl_ms` from now. `false` if the key is absent or `condition` failed.
     /// A `ttl_ms` of 0 deletes the key (`true` if it was live), as Redis `PEXPIRE` does with a
-    /// time not in the future.
+    /// time not in the future. Unlike a put's TTL, it is not held to
+    /// [`MAX_TTL_MS`](crate::MAX_TTL_MS): any `ttl_ms` whose expiry, now + `ttl_ms`, fits in an
+    /// `i64` is taken (at most the end of time, which never comes); past that it is
+    /// `InvalidArgument`, never a delete.
     pub async fn expire(
         &self,
         key: &[u8],

@@ -280,12 +280,14 @@ impl Inner {
         // start the next there, rather than run every one due here.
         #[cfg(feature = "threads")]
         if self.options.background_compaction {
-            if l0 >= trigger * BACKGROUND_L0_STALL_FACTOR {
+            // Divided, not multiplied: a trigger near `usize::MAX` must not overflow.
+            if l0 / BACKGROUND_L0_STALL_FACTOR >= trigger {
                 let _ = self.relieve_l0_in_background().await;
             }
             return;
         }
-        if l0 >= trigger * L0_STALL_FACTOR {
+        // l0 >= trigger * factor, divided so that a trigger near `usize::MAX` cannot overflow.
+        if l0 / L0_STALL_FACTOR >= trigger {
             let _ = self.compact(false).await;
         }
     }
