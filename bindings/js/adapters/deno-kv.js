@@ -10,7 +10,8 @@
 import { DenoKvPageStore, LIST_CHUNKS_BATCH } from "./deno-kv/store.js";
 import { OWN_PARTS, checkedPrefix } from "./deno-kv/keys.js";
 import { packDeletes, sendAll } from "./deno-kv/atomic.js";
-import { asAdapterError, badArgument, plainOptions } from "./deno-kv/errors.js";
+import { asAdapterError } from "./deno-kv/errors.js";
+import { badArgument, factoryOptions } from "./shared/arguments.js";
 
 /**
  * A page-store adapter over Deno KV for `open(name, { storage })`. `kv` is a `Deno.Kv` (or an
@@ -46,14 +47,12 @@ export async function destroyDenoKvStorage(kv, options) {
 
 /** The prefix of `options` (none, or `{ prefix }`), checked; `["ttlkv"]` by default. */
 function prefixOf(options, what) {
-  const { prefix = ["ttlkv"], ...unknown } = plainOptions(options, what);
-  const extra = Object.keys(unknown);
-  if (extra.length > 0) throw badArgument(TypeError, `${what}: unknown option "${extra[0]}"`);
+  const { prefix = ["ttlkv"] } = factoryOptions(options, ["prefix"], what);
   return checkedPrefix(prefix);
 }
 
 function checkKv(kv) {
   for (const method of ["get", "getMany", "list", "atomic"]) {
-    if (typeof kv?.[method] !== "function") throw badArgument(TypeError, `denoKvStorage: kv is not a Deno.Kv (it has no ${method}())`);
+    if (typeof kv?.[method] !== "function") throw badArgument(`denoKvStorage: kv is not a Deno.Kv (it has no ${method}())`);
   }
 }

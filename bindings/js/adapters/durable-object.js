@@ -23,6 +23,8 @@
 // larger buffer it is a view of), and every get, put and delete names at most 128 keys. Listing
 // goes LIST_LIMIT keys at a time, from where the last call ended.
 
+import { badArgument, factoryOptions } from "./shared/arguments.js";
+
 /** Bytes of one chunk: a value under 128 KiB once serialized, with room for its header. */
 const CHUNK_BYTES = 126 * 1024;
 /** Keys one get, put or delete may name. */
@@ -43,8 +45,6 @@ function exclusive(storage, task) {
 }
 
 const withCode = (code, message) => Object.assign(new Error(message), { code });
-/** The factory's refusal of its arguments: a `TypeError` with the code. */
-const badArgument = (message) => Object.assign(new TypeError(message), { code: "INVALID_ARGUMENT" });
 
 /** `n` integers from 0. */
 const range = (n) => Array.from({ length: n }, (_, i) => i);
@@ -86,12 +86,7 @@ export function durableObjectStorage(storage, options = {}) {
       throw badArgument(`durableObjectStorage: expected a Durable Object's storage (ctx.storage), which has ${method}()`);
     }
   }
-  if (options !== undefined && options !== null && (typeof options !== "object" || Array.isArray(options))) {
-    throw badArgument("durableObjectStorage: options must be an object");
-  }
-  const { prefix = "ttlkv/", ...unknown } = options ?? {};
-  const extra = Object.keys(unknown);
-  if (extra.length > 0) throw badArgument(`durableObjectStorage: unknown option "${extra[0]}"`);
+  const { prefix = "ttlkv/" } = factoryOptions(options, ["prefix"], "durableObjectStorage");
   if (typeof prefix !== "string" || new TextEncoder().encode(prefix).length > MAX_PREFIX_BYTES) {
     throw badArgument(`durableObjectStorage: prefix must be a string of at most ${MAX_PREFIX_BYTES} bytes`);
   }

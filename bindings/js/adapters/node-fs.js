@@ -51,6 +51,7 @@ import { link, mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/
 import { hostname } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { factoryOptions } from "./shared/arguments.js";
 
 const MANIFEST = "MANIFEST";
 const JOURNAL = "JOURNAL";
@@ -168,12 +169,7 @@ class FileStorage {
     if (typeof dir !== "string" || dir.length === 0) {
       throw failure("INVALID_ARGUMENT", "fileStorage takes a directory: a non-empty string or a file: URL");
     }
-    if (options !== undefined && options !== null && (typeof options !== "object" || Array.isArray(options))) {
-      throw failure("INVALID_ARGUMENT", "fileStorage: options must be an object");
-    }
-    const { lockTimeoutMs = DEFAULT_LOCK_TIMEOUT_MS, ...unknown } = options ?? {};
-    const extra = Object.keys(unknown);
-    if (extra.length > 0) throw failure("INVALID_ARGUMENT", `unknown fileStorage option "${extra[0]}"`);
+    const { lockTimeoutMs = DEFAULT_LOCK_TIMEOUT_MS } = factoryOptions(options, ["lockTimeoutMs"], "fileStorage");
     if (!Number.isSafeInteger(lockTimeoutMs) || lockTimeoutMs <= 0) {
       throw failure("INVALID_ARGUMENT", "lockTimeoutMs must be an integer greater than 0");
     }

@@ -6,15 +6,6 @@ function coded(code, message, cause) {
 }
 
 export const invalid = (message) => coded("INVALID_ARGUMENT", message);
-/** A factory's refusal of its arguments: a `TypeError` or `RangeError` (`Type`) with the code. */
-export const badArgument = (Type, message) => Object.assign(new Type(message), { code: "INVALID_ARGUMENT" });
-
-/** A factory's options: `{}` for none (undefined or null), else a plain object. */
-export function plainOptions(options, what) {
-  if (options === undefined || options === null) return {};
-  if (typeof options !== "object" || Array.isArray(options)) throw badArgument(TypeError, `${what}: options must be an object`);
-  return options;
-}
 export const corruption = (message, cause) => coded("CORRUPTION", message, cause);
 export const storage = (message) => coded("STORAGE", message);
 

@@ -3,7 +3,8 @@
 // page key that keep one database's keys apart from another's and within Deno KV's key limits.
 
 import { keyBytes } from "./atomic.js";
-import { badArgument, invalid } from "./errors.js";
+import { invalid } from "./errors.js";
+import { badArgument } from "../shared/arguments.js";
 
 export const KINDS = ["w/", "m/", "d/"];
 const MAX_PREFIX_BYTES = 256;
@@ -15,13 +16,13 @@ export const OWN_PARTS = ["head", "page", "chunk", "intent", "sweep"];
 export function checkedPrefix(prefix) {
   const ok = (part) => ["string", "number", "bigint", "boolean"].includes(typeof part) || part instanceof Uint8Array;
   if (!Array.isArray(prefix) || prefix.length === 0 || !prefix.every(ok)) {
-    throw badArgument(TypeError, "denoKvStorage: prefix must be a non-empty array of Deno KV key parts (string, number, bigint, boolean, Uint8Array)");
+    throw badArgument("denoKvStorage: prefix must be a non-empty array of Deno KV key parts (string, number, bigint, boolean, Uint8Array)");
   }
   // With none of this module's own parts in it, a prefix that extends another database's never
   // meets that database's keys.
   const own = prefix.find((part) => OWN_PARTS.includes(part));
-  if (own !== undefined) throw badArgument(RangeError, `denoKvStorage: a prefix may not contain ${JSON.stringify(own)}, a key part of the store's own`);
-  if (keyBytes(prefix) > MAX_PREFIX_BYTES) throw badArgument(RangeError, `denoKvStorage: prefix is longer than ${MAX_PREFIX_BYTES} bytes as a key`);
+  if (own !== undefined) throw badArgument(`denoKvStorage: a prefix may not contain ${JSON.stringify(own)}, a key part of the store's own`, RangeError);
+  if (keyBytes(prefix) > MAX_PREFIX_BYTES) throw badArgument(`denoKvStorage: prefix is longer than ${MAX_PREFIX_BYTES} bytes as a key`, RangeError);
   return [...prefix];
 }
 
