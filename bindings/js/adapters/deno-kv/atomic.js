@@ -48,7 +48,7 @@ export class AtomicOp {
     const valueSize = more?.value === undefined ? 0 : valueBytes(more.value);
     return (
       this.mutations.length + (more ? 1 : 0) <= OP_BUDGET.mutations &&
-      this.#bytes + (more ? bytesOf(keySize, more.value) : 0) <= OP_BUDGET.bytes &&
+      this.#bytes + (more ? bytesOf(keySize, more.value === undefined ? undefined : valueSize) : 0) <= OP_BUDGET.bytes &&
       this.#keyBytes + keySize <= OP_BUDGET.keyBytes &&
       Math.max(this.#largestValue, valueSize) <= OP_BUDGET.value
     );
@@ -68,17 +68,19 @@ export class AtomicOp {
   /** Counts a check or a delete (`value` undefined) or a set of `value` under `key`. */
   #count(key, value) {
     const size = keyBytes(key);
+    const valueSize = value === undefined ? undefined : valueBytes(value);
     this.#keyBytes += size;
-    this.#bytes += bytesOf(size, value);
-    if (value !== undefined) this.#largestValue = Math.max(this.#largestValue, valueBytes(value));
+    this.#bytes += bytesOf(size, valueSize);
+    if (valueSize !== undefined) this.#largestValue = Math.max(this.#largestValue, valueSize);
     return this;
   }
 }
 
-/** What a check or delete (`value` undefined) or a set adds to an operation's total size, its
- * key `keySize` bytes: the key once; for a set, the key again and the value. */
-function bytesOf(keySize, value) {
-  return value === undefined ? keySize : 2 * keySize + valueBytes(value);
+/** What a check or delete (`valueSize` undefined) or a set of a value of `valueSize` bytes adds to
+ * an operation's total size, its key `keySize` bytes: the key once; for a set, the key again and
+ * the value. Callers pass the size they estimated (a record's is a JSON serialization). */
+function bytesOf(keySize, valueSize) {
+  return valueSize === undefined ? keySize : 2 * keySize + valueSize;
 }
 
 /** `mutations` ({ key, value } sets, { key } deletes) in order, in as few operations as fit,
