@@ -331,3 +331,34 @@ fn a_relaxed_write_racing_close_is_refused_or_kept() {
         }
     });
 }
+
+/// Used to fail: the commit gate let whoever polled first after a release take it, and a durable
+/// writer that puts again as soon as its put resolves always polls first, so a flush waiting for
+/// the gate waited until the writer stopped (here, all 200 puts).
+#[test]
+fn a_durable_writer_that_never_pauses_does_not_starve_a_flush() {
+    use std::cell::Cell;
+    let disk = MemoryStore::new().with_latency(1);
+    let clock = FakeClock::new(T0);
+    run(async {
+        let db = Db::open(disk.clone(), clock.clone(), opts()).await.unwrap();
+        db.put(b"first", b"v").await.unwrap();
+        let puts = Cell::new(0u32);
+        let writer = async {
+            for i in 0..200u32 {
+                db.put(&i.to_be_bytes(), b"v").await.unwrap();
+                puts.set(puts.get() + 1);
+            }
+        };
+        let flush = async {
+            db.flush().await.unwrap();
+            puts.get()
+        };
+        let ((), puts_before_flush) = futures::join!(writer, flush);
+        assert!(
+            puts_before_flush <= 3,
+            "the flush waited for {puts_before_flush} puts"
+        );
+        assert!(db.stats().levels.iter().any(|l| !l.ssts.is_empty()));
+    });
+}

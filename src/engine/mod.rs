@@ -13,7 +13,7 @@
 //!    `memtable`, `retention` (which versions survive), `version` (the SSTs by level),
 //!    `page_cache`, `row_cache` (its entries: `row_cache_slot`), `point_index` (where an SST's
 //!    keys lie), `sst_writer`, `wal` (the
-//!    WAL's bookkeeping), `batch`, `notify` (async locks),
+//!    WAL's bookkeeping), `batch`, `lock` (the async lock),
 //!    `work_slices`.
 //! 2. `state`: `Inner` and its mutable `State`, made of the above.
 //! 3. The parts that work on the state, each an `impl Inner` block in its own file: `recovery`
@@ -31,6 +31,7 @@ mod db;
 mod flush;
 mod group_commit;
 mod keys;
+mod lock;
 mod maintenance;
 mod map_key;
 mod memtable;
@@ -38,7 +39,6 @@ mod memtable_filter;
 mod memtable_map;
 mod merge;
 mod namespace;
-mod notify;
 mod options;
 mod page_cache;
 #[cfg(feature = "point-index")]

@@ -14,9 +14,9 @@ use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 
+use super::lock::AsyncLock;
 use super::memtable::{MemVersion, Memtable};
 use super::memtable_filter::MemtableFilter;
-use super::notify::AsyncLock;
 use super::options::{DbOptions, PurgeReport, MAX_SEED_LEAD_MS};
 use super::page_cache::PageCache;
 use super::row_cache::RowCache;

@@ -43,8 +43,8 @@ use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 
+use super::lock::AsyncLock;
 use super::memtable::Memtable;
-use super::notify::AsyncLock;
 use super::options::{DbOptions, ExpireHook, PurgeReport, ReclaimListener};
 use super::page_cache::PageCache;
 use super::row_cache::RowCache;
