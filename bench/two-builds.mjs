@@ -1,6 +1,7 @@
-// What the side-by-side scripts share (side-by-side.mjs, side-by-side-flush.mjs): two builds of
-// the package in one process, timed in turns, and B's figure over A's taken within each block,
-// where whatever the machine does to one side it does to the other.
+// What the side-by-side scripts share (side-by-side.mjs, side-by-side-flush.mjs,
+// side-by-side-concurrent.mjs): two builds of the package in one process, timed in turns, and
+// B's figure over A's taken within each block, where whatever the machine does to one side it
+// does to the other.
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { median } from "./workloads.mjs";
