@@ -122,13 +122,17 @@ fn relaxed_setup() -> (Db, FaultyStore<MemoryStore>, ttlkv::FakeClock) {
 /// Used to fail: in relaxed mode the purge's `drain_wal` returns Ok although the group commit that carried
 /// its tombstones (led by a concurrent flush) failed and was rolled back: the event is reported,
 /// `purged_until` moves, the key and its index entry come back, and the next purge reports the
-/// same expiry a second time.
+/// same expiry a second time. (Since the commit gate lets a task that waits for it go before one
+/// that asks again, the purge's own write leads that commit; the events must come once either way.)
 #[test]
 fn a_rolled_back_purge_does_not_report_its_events_twice() {
     let (db, _faulty, _clock) = relaxed_setup();
     run(async {
         let (f, p) = futures::join!(db.flush(), db.purge_expired(100));
-        assert!(f.is_err(), "the flush's second WAL commit was made to fail");
+        assert!(
+            f.is_err() || p.is_err(),
+            "the second commit, which carries the purge's tombstones, was made to fail"
+        );
         let mut events = 0;
         if let Ok(p) = p {
             events += p.expired.len();

@@ -1,15 +1,21 @@
-//! The engine's async mutual exclusion, [`AsyncLock`]: at most one holder, and no task that asks
-//! for it goes before the tasks already waiting.
+//! The engine's async mutual exclusion, [`AsyncLock`]: at most one holder, and a task that asks
+//! for it just after a release lets the tasks that release woke go first.
 //!
-//! Single-threaded, like every future of the engine: a `Cell` says whether the lock is held, and
-//! another how many tasks wait for it. A release wakes the tasks waiting, and the first of them to
-//! run takes the lock. A task that asks while others wait waits too, even when the lock is free
-//! at that instant (between a release and the turn of those it woke): so a task that takes the
-//! lock again and again, such as a durable writer that puts as soon as its put resolves, cannot
-//! keep a flush or a compaction from the commit gate. A task that stops waiting, served or
-//! dropped, wakes the others to look again: the lock may be free, and they may have been waiting
-//! only for it. A future waiting for the lock must be polled when woken, or dropped: one kept
-//! unpolled would hold every later task back.
+//! Single-threaded, like every future of the engine: a `Cell` says whether the lock is held. A
+//! release wakes every task waiting, and the first of them to run takes it. Between the release
+//! and their turn the lock is free, and a task that asks then, such as a durable writer that puts
+//! again as soon as its put resolves, would take it before them every time, keeping a flush or a
+//! compaction from the commit gate for as long as it writes. So a release that woke someone
+//! leaves the lock *owed* until it is taken, and a task that finds it owed yields one turn first:
+//! on an executor that runs tasks in the order they were woken, and in a `join!` that polls its
+//! futures in a fixed order, the woken ones run in that turn and take it.
+//!
+//! One turn only, and nothing to undo when a waiting future is dropped, so a waiter whose caller
+//! keeps it without polling it (a `select!` busy in another branch) or drops it holds no one back
+//! for longer. That makes the order a best effort where polls are ordered otherwise: a `join!`
+//! that rotates which future it polls first, or a task polled again before the ones it woke, can
+//! still let the task that asks again go first. A queue that hands the lock to its first waiter
+//! would be strict, but then a waiter kept unpolled would stop every other task for good.
 //!
 //! No `RefCell` borrow is held across an `.await` anywhere in the engine; waiting on a lock is
 //! how a task yields until another finishes its part.
@@ -21,55 +27,34 @@ use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 
 /// Serializes the operations that must not interleave (store commits, manifest changes, purges,
-/// reclaims); a task that asks while others wait waits behind them.
+/// reclaims).
 #[derive(Default)]
 pub(crate) struct AsyncLock {
     held: Cell<bool>,
-    /// How many tasks are waiting.
-    waiting: Cell<u32>,
+    /// Released with tasks waiting, and not taken since.
+    owed: Cell<bool>,
     released: Notify,
 }
 
 impl AsyncLock {
-    /// Wait until the lock is free and the tasks that were waiting before this call have had
-    /// their turn, and take it; it is released when the guard is dropped.
+    /// Wait until the lock is free, after one turn for the tasks its last release woke if they
+    /// have not taken it yet, and take it; it is released when the guard is dropped.
     pub(crate) async fn lock(&self) -> AsyncLockGuard<'_> {
-        if self.held.get() || self.waiting.get() != 0 {
-            let _queued = Queued::new(self);
-            loop {
-                self.released.notified().await;
-                if !self.held.get() {
-                    break;
-                }
-            }
+        if self.owed.get() {
+            YieldOnce(false).await;
+        }
+        while self.held.get() {
+            self.released.notified().await;
         }
         self.held.set(true);
+        self.owed.set(false);
         AsyncLockGuard { lock: self }
     }
 
-    /// Whether some task holds the lock now.
+    /// Whether some task holds the lock now. (Not whether one was woken to take it: `owed`
+    /// stays set after the woken waiters are dropped, until the next task takes the lock.)
     pub(crate) fn is_held(&self) -> bool {
         self.held.get()
-    }
-}
-
-/// Counts a task among the waiting while it waits. Leaving the count wakes the others to look
-/// again (a waiter dropped unserved may leave the lock free, with the others waiting only for
-/// it; one served leaves it held, and they wait on).
-struct Queued<'a>(&'a AsyncLock);
-
-impl<'a> Queued<'a> {
-    fn new(lock: &'a AsyncLock) -> Self {
-        lock.waiting.set(lock.waiting.get() + 1);
-        Queued(lock)
-    }
-}
-
-impl Drop for Queued<'_> {
-    fn drop(&mut self) {
-        let lock = self.0;
-        lock.waiting.set(lock.waiting.get() - 1);
-        lock.released.notify_all();
     }
 }
 
@@ -80,8 +65,24 @@ pub(crate) struct AsyncLockGuard<'a> {
 
 impl Drop for AsyncLockGuard<'_> {
     fn drop(&mut self) {
-        self.lock.held.set(false);
-        self.lock.released.notify_all();
+        let lock = self.lock;
+        lock.held.set(false);
+        lock.owed.set(lock.released.notify_all());
+    }
+}
+
+/// Pending once, its task woken at once: the tasks woken before it run first.
+struct YieldOnce(bool);
+
+impl Future for YieldOnce {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            return Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
     }
 }
 
@@ -103,13 +104,15 @@ impl Notify {
         }
     }
 
-    /// Wake every task waiting now.
-    fn notify_all(&self) {
+    /// Wake every task waiting now; whether there was one (or a dropped waiter's waker).
+    fn notify_all(&self) -> bool {
         self.generation.set(self.generation.get().wrapping_add(1));
         let wakers = core::mem::take(&mut *self.wakers.borrow_mut());
+        let woke = !wakers.is_empty();
         for w in wakers {
             w.wake();
         }
+        woke
     }
 }
 
@@ -183,7 +186,31 @@ mod tests {
         let Poll::Ready(_served) = poll(&mut later) else {
             panic!("the later task waits for a waiter that is gone")
         };
-        assert!(lock.is_held());
+        assert!(lock.held.get());
+    }
+
+    #[test]
+    fn a_waiter_kept_unpolled_holds_no_one_back() {
+        let lock = AsyncLock::default();
+        let Poll::Ready(first) = poll(&mut Box::pin(lock.lock())) else {
+            panic!("a free lock is taken at once")
+        };
+        // Woken by the release below, but its caller (a `select!` busy with another branch)
+        // does not poll it again for now.
+        let mut kept = Box::pin(lock.lock());
+        assert!(poll(&mut kept).is_pending());
+        drop(first);
+        let mut later = Box::pin(lock.lock());
+        assert!(
+            poll(&mut later).is_pending(),
+            "the woken waiter gets a turn first"
+        );
+        let Poll::Ready(served) = poll(&mut later) else {
+            panic!("a waiter kept unpolled holds the free lock back")
+        };
+        assert!(poll(&mut kept).is_pending());
+        drop(served);
+        assert!(poll(&mut kept).is_ready());
     }
 
     #[test]
@@ -202,7 +229,7 @@ mod tests {
         assert!(poll(&mut waiter).is_ready());
         // Served and released, the lock is free for anyone again.
         drop(waiter);
-        assert!(!lock.is_held());
+        assert!(!lock.held.get());
         assert!(poll(&mut Box::pin(lock.lock())).is_ready());
     }
 }
