@@ -139,96 +139,95 @@ impl Future for Notified<'_> {
 #[cfg(test)]
 mod tests {
     use alloc::boxed::Box;
+    use core::future::Future;
+    use core::pin::Pin;
     use core::task::{Context, Poll};
 
     use futures::task::noop_waker_ref;
 
-    use super::AsyncLock;
+    use super::{AsyncLock, AsyncLockGuard};
 
-    fn poll<F: core::future::Future + Unpin>(f: &mut F) -> Poll<F::Output> {
-        core::pin::Pin::new(f).poll(&mut Context::from_waker(noop_waker_ref()))
+    fn poll<F: Future + Unpin>(f: &mut F) -> Poll<F::Output> {
+        Pin::new(f).poll(&mut Context::from_waker(noop_waker_ref()))
+    }
+
+    type Acquire<'a> = Pin<Box<dyn Future<Output = AsyncLockGuard<'a>> + 'a>>;
+
+    /// A call of `lock()` polled once, which finds it held (or owed) and waits.
+    fn waiting(lock: &AsyncLock) -> Acquire<'_> {
+        let mut acquire: Acquire<'_> = Box::pin(lock.lock());
+        assert!(poll(&mut acquire).is_pending());
+        acquire
+    }
+
+    /// The guard `acquire` yields when polled now, or a panic saying why it should have.
+    fn served<'a>(acquire: &mut Acquire<'a>, why: &str) -> AsyncLockGuard<'a> {
+        match poll(acquire) {
+            Poll::Ready(guard) => guard,
+            Poll::Pending => panic!("{why}"),
+        }
+    }
+
+    /// The lock held by a first task, with a second waiting for it.
+    fn held_with_a_waiter(lock: &AsyncLock) -> (AsyncLockGuard<'_>, Acquire<'_>) {
+        let mut acquire: Acquire<'_> = Box::pin(lock.lock());
+        let first = served(&mut acquire, "a free lock is taken at once");
+        (first, waiting(lock))
     }
 
     #[test]
     fn a_task_that_asks_while_another_waits_goes_after_it() {
         let lock = AsyncLock::default();
-        let first = poll(&mut Box::pin(lock.lock()));
-        let Poll::Ready(first) = first else {
-            panic!("a free lock is taken at once")
-        };
-        let mut waiter = Box::pin(lock.lock());
-        assert!(poll(&mut waiter).is_pending());
+        let (first, mut waiter) = held_with_a_waiter(&lock);
         drop(first);
         // Free, but the waiter is owed its turn: a later task waits.
-        let mut later = Box::pin(lock.lock());
+        let mut later = waiting(&lock);
+        let taken = served(&mut waiter, "the waiter takes the lock it was woken for");
         assert!(poll(&mut later).is_pending());
-        let Poll::Ready(served) = poll(&mut waiter) else {
-            panic!("the waiter takes the lock it was woken for")
-        };
-        assert!(poll(&mut later).is_pending());
-        drop(served);
+        drop(taken);
         assert!(poll(&mut later).is_ready());
     }
 
     #[test]
     fn a_waiter_dropped_unserved_lets_the_next_one_in() {
         let lock = AsyncLock::default();
-        let Poll::Ready(first) = poll(&mut Box::pin(lock.lock())) else {
-            panic!("a free lock is taken at once")
-        };
-        let mut waiter = Box::pin(lock.lock());
-        assert!(poll(&mut waiter).is_pending());
+        let (first, waiter) = held_with_a_waiter(&lock);
         drop(first);
-        let mut later = Box::pin(lock.lock());
-        assert!(poll(&mut later).is_pending());
+        let mut later = waiting(&lock);
         // The waiter's caller gives up (a timeout, a select) before it takes its turn.
         drop(waiter);
-        let Poll::Ready(_served) = poll(&mut later) else {
-            panic!("the later task waits for a waiter that is gone")
-        };
+        let _taken = served(&mut later, "the later task waits for a waiter that is gone");
         assert!(lock.held.get());
     }
 
     #[test]
     fn a_waiter_kept_unpolled_holds_no_one_back() {
         let lock = AsyncLock::default();
-        let Poll::Ready(first) = poll(&mut Box::pin(lock.lock())) else {
-            panic!("a free lock is taken at once")
-        };
         // Woken by the release below, but its caller (a `select!` busy with another branch)
         // does not poll it again for now.
-        let mut kept = Box::pin(lock.lock());
-        assert!(poll(&mut kept).is_pending());
+        let (first, mut kept) = held_with_a_waiter(&lock);
         drop(first);
-        let mut later = Box::pin(lock.lock());
-        assert!(
-            poll(&mut later).is_pending(),
-            "the woken waiter gets a turn first"
+        // One turn for the woken waiter first, then the lock.
+        let mut later = waiting(&lock);
+        let taken = served(
+            &mut later,
+            "a waiter kept unpolled holds the free lock back",
         );
-        let Poll::Ready(served) = poll(&mut later) else {
-            panic!("a waiter kept unpolled holds the free lock back")
-        };
         assert!(poll(&mut kept).is_pending());
-        drop(served);
+        drop(taken);
         assert!(poll(&mut kept).is_ready());
     }
 
     #[test]
     fn a_waiter_dropped_while_the_lock_is_held_changes_nothing() {
         let lock = AsyncLock::default();
-        let Poll::Ready(first) = poll(&mut Box::pin(lock.lock())) else {
-            panic!("a free lock is taken at once")
-        };
-        let mut gone = Box::pin(lock.lock());
-        assert!(poll(&mut gone).is_pending());
-        let mut waiter = Box::pin(lock.lock());
-        assert!(poll(&mut waiter).is_pending());
+        let (first, gone) = held_with_a_waiter(&lock);
+        let mut waiter = waiting(&lock);
         drop(gone);
         assert!(poll(&mut waiter).is_pending());
         drop(first);
-        assert!(poll(&mut waiter).is_ready());
+        drop(served(&mut waiter, "the waiter left takes the lock"));
         // Served and released, the lock is free for anyone again.
-        drop(waiter);
         assert!(!lock.held.get());
         assert!(poll(&mut Box::pin(lock.lock())).is_ready());
     }
