@@ -403,3 +403,43 @@ fn durable_writer_tasks_that_never_pause_do_not_starve_a_flush_task() {
     assert!(before <= 10, "the flush waited for {before} of 400 puts");
     assert_eq!(puts.get(), 400);
 }
+
+/// Used to fail: a flush commits the WAL until nothing is pending before it freezes the memtable,
+/// and a relaxed writer that appends between every two of those commits kept it committing
+/// until the writer stopped (all 2,000 puts), its memtable growing past the stall limit all the
+/// while. Past the stall limit a write now waits for the flush.
+#[test]
+fn a_relaxed_writer_that_never_pauses_does_not_keep_a_flush_draining() {
+    use std::cell::Cell;
+    let disk = MemoryStore::new().with_latency(1);
+    let clock = FakeClock::new(T0);
+    let options = DbOptions {
+        memtable_flush_bytes: 2 * 1024,
+        memtable_stall_bytes: 8 * 1024,
+        ..relaxed()
+    };
+    run(async {
+        let db = Db::open(disk.clone(), clock.clone(), options)
+            .await
+            .unwrap();
+        db.put(b"first", b"v").await.unwrap();
+        let puts = Cell::new(0u32);
+        let writer = async {
+            for i in 0..2000u32 {
+                db.put(&i.to_be_bytes(), &[b'v'; 100]).await.unwrap();
+                puts.set(puts.get() + 1);
+                // A turn for the host between two writes, as an app's events give.
+                yield_once().await;
+            }
+        };
+        let flush = async {
+            db.flush().await.unwrap();
+            puts.get()
+        };
+        let ((), puts_before_flush) = futures::join!(writer, flush);
+        assert!(
+            puts_before_flush <= 200,
+            "the flush drained the WAL for {puts_before_flush} puts"
+        );
+    });
+}

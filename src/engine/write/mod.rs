@@ -260,11 +260,19 @@ impl Inner {
     /// (where compactions merge on their own thread: wait for it once L0 holds
     /// `BACKGROUND_L0_STALL_FACTOR` times its trigger).
     async fn relieve_memtable_pressure(&self) {
+        let over =
+            || self.state.borrow().active.borrow().bytes() >= self.options.memtable_stall_bytes;
         if self.manifest_lock.is_held() {
+            // A flush or compaction runs. Past the stall limit, wait for it rather than grow the
+            // memtable further: a flush commits the WAL until nothing is pending before it
+            // freezes the memtable, so writes that went on appending would keep it committing
+            // for as long as they came. (No caller of a write holds the manifest lock.)
+            if over() {
+                drop(self.manifest_lock.lock().await);
+            }
             return;
         }
-        let over = self.state.borrow().active.borrow().bytes() >= self.options.memtable_stall_bytes;
-        if over {
+        if over() {
             // A failure here leaves the data in the memtable and WAL; the next write retries.
             let _ = self.flush().await;
         }
