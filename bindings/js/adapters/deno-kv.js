@@ -11,7 +11,7 @@ import { DenoKvPageStore, LIST_CHUNKS_BATCH } from "./deno-kv/store.js";
 import { OWN_PARTS, checkedPrefix } from "./deno-kv/keys.js";
 import { packDeletes, sendAll } from "./deno-kv/atomic.js";
 import { asAdapterError } from "./deno-kv/errors.js";
-import { badArgument, factoryOptions } from "./shared/arguments.js";
+import { badArgument, factoryOptions } from "./common/arguments.js";
 
 /**
  * A page-store adapter over Deno KV for `open(name, { storage })`. `kv` is a `Deno.Kv` (or an

@@ -23,7 +23,7 @@
 // larger buffer it is a view of), and every get, put and delete names at most 128 keys. Listing
 // goes LIST_LIMIT keys at a time, from where the last call ended.
 
-import { badArgument, factoryOptions } from "./shared/arguments.js";
+import { badArgument, factoryOptions } from "./common/arguments.js";
 
 /** Bytes of one chunk: a value under 128 KiB once serialized, with room for its header. */
 const CHUNK_BYTES = 126 * 1024;

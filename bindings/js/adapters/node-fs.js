@@ -51,7 +51,7 @@ import { link, mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/
 import { hostname } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { factoryOptions } from "./shared/arguments.js";
+import { factoryOptions } from "./common/arguments.js";
 
 const MANIFEST = "MANIFEST";
 const JOURNAL = "JOURNAL";

@@ -4,7 +4,7 @@
 
 import { keyBytes } from "./atomic.js";
 import { invalid } from "./errors.js";
-import { badArgument } from "../shared/arguments.js";
+import { badArgument } from "../common/arguments.js";
 
 export const KINDS = ["w/", "m/", "d/"];
 const MAX_PREFIX_BYTES = 256;
