@@ -8,14 +8,14 @@
 //! - `meta`: one record, `manifest` → `{ version, bytes }`, and an index of its `version`
 //!   (`version`, since schema version 2; a database of schema 1 gains it when it is opened).
 //!
-//! A [`Commit`] is one `readwrite` transaction over both stores. Its first request counts the
-//! manifest records of the version the commit expects, in the index (one, or none where it
-//! expects no manifest), so the check never reads the manifest's bytes, which grow with the
-//! database (every namespace is named in them); the deletes, the puts and the new manifest follow
-//! without waiting for it. When the count arrives, while the transaction is still active, a
-//! mismatch aborts the transaction (so the check and the writes are one atomic step: a writer that
-//! lost its role is fenced, nothing of it lands). Then the store waits for the transaction's
-//! `complete`. (IndexedDB's only conditional write, a put that breaks a unique index, would let a
+//! A [`Commit`] is one `readwrite` transaction over both stores: the page deletes and puts, then
+//! a count of the manifest records of the version the commit expects, in the index (one, or none
+//! where it expects no manifest), so the check never reads the manifest's bytes, which grow with
+//! the database (every namespace is named in them), then the new manifest, none of them waiting
+//! for the count. When the count arrives, while the transaction is still active, the count the
+//! check wants commits the transaction there and then (`count.rs`), and a mismatch aborts it (so
+//! the check and the writes are one atomic step: a writer that lost its role is fenced, nothing of
+//! it lands). Then the store waits for the transaction's `complete`. (IndexedDB's only conditional write, a put that breaks a unique index, would let a
 //! commit go without waiting for an answer only if such a put aborted a transaction already told
 //! to `commit()`; in Firefox it does not when another request follows it:
 //! `bench/fence-probe.mjs`.) A big commit issues its requests in slices of about 1 MiB, waiting
@@ -180,24 +180,39 @@ impl IndexedDbStore {
         // that failed, where one did) after it ended.
         let observer = meta.transaction();
         watch_requests(&JsValue::from(meta.transaction()));
+        // Its outcome is listened for from now on: the count's handler may commit it before this
+        // future is polled again.
+        let done = tx.into_future();
 
-        // The manifest's version is counted by the transaction's first request and checked when
-        // its answer arrives. The writes are issued without waiting for it: they are not
-        // committed before the check, which runs while the transaction is still active (in the
-        // delivery of one of its answers), and a failed check aborts them all. One round trip,
-        // not two. Expecting no manifest, the check counts the record itself (by its key).
+        // The manifest's version is counted by the transaction's first request, so the check
+        // never reads the manifest's bytes; the writes are issued without waiting for it, and
+        // are not committed before the check, which runs while the transaction is still active
+        // (in the delivery of the count's answer): a mismatch aborts them all (a writer that lost
+        // its role is fenced, nothing of it lands). One round trip, not two. Expecting no
+        // manifest, the check counts the record itself (by its key). A commit that issues every
+        // request before the count can answer (all in this task: under one slice of pages) is
+        // committed by the count's own `success` handler when the count is the one this check
+        // wants (`count.rs`), with no turn of this future in between; a bigger one, and any
+        // commit in a browser without `commit()`, auto-commits once every answer is delivered.
         let expected = commit.expected_manifest_version;
         let checking = "commit: checking the manifest's version";
+        let one_slice =
+            commit.deletes.len() * DELETE_COST_BYTES + commit.bytes_written() < COMMIT_SLICE_BYTES;
+        let commit_at = if one_slice {
+            (expected != 0) as u8 as f64
+        } else {
+            -1.0
+        };
         let raw = web_sys::IdbObjectStore::from(meta.clone());
         let counted = if expected == 0 {
-            count_of(&raw, &JsValue::from_str(MANIFEST_KEY))
+            count_of(&raw, &JsValue::from_str(MANIFEST_KEY), commit_at)
         } else {
             raw.index(VERSION_INDEX)
-                .and_then(|index| count_of(&index, &JsValue::from_f64(expected as f64)))
+                .and_then(|index| count_of(&index, &JsValue::from_f64(expected as f64), commit_at))
         };
         let current = JsFuture::from(counted.map_err(|e| js_error(checking, Some(e)))?);
 
-        // Requests run in the order they are issued: deletes, then puts, then the manifest.
+        // Requests run in the order they are issued: the count, deletes, puts, then the manifest.
         // They go out in slices of about COMMIT_SLICE_BYTES: after each slice the last request
         // is awaited, so a big commit (a compaction's output) is issued over several tasks and
         // the page stays responsive. The transaction stays active throughout, as the next slice
@@ -241,6 +256,7 @@ impl IndexedDbStore {
             let _ = observer.abort();
             return Err(idb_error("commit", e));
         }
+
         let checked = async {
             let counted = current.await.map_err(|e| js_error(checking, Some(e)))?;
             // One record at most is counted: the manifest is the only record of META. Anything
@@ -268,11 +284,7 @@ impl IndexedDbStore {
             let _ = observer.abort();
             return Err(e);
         }
-        // Every request is issued and the check passed: commit now, rather than once the last
-        // answers have come back to this thread and found no new request. A browser without
-        // `commit()` auto-commits as before.
-        let _ = meta.transaction().commit();
-        match tx.await {
+        match done.await {
             Ok(TransactionResult::Committed) => Ok(()),
             // A failed request ends the wait at its `error` event, before the abort.
             Ok(TransactionResult::Aborted) | Err(_) => Err(aborted(&observer)),
