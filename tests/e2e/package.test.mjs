@@ -859,6 +859,10 @@ function browserScenarios(engine) {
     await a.waitFor((n) => window.leaseCommits > n, atFreeze.commits, { timeout: 5_000 });
     assert.equal(await a.evaluate(() => window.leasePuts), atFreeze.puts, "the woken tab wrote nothing over b's lease");
     assert.equal((await call(a, "put", "k3", "from woken a")).code, "FENCED", "the woken tab's commits are fenced");
+    // The fenced commit's transaction ends (its abort, its requests' errors) with nothing of the
+    // engine left listening that could throw.
+    await a.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
+    assert.deepEqual(await a.errors(), [], "no uncaught error in the fenced tab");
     // Closing a fenced engine may itself report FENCED; the database is closed either way.
     assert.ok([undefined, "FENCED"].includes((await call(a, "close")).code));
     // b still holds the lease: a third tab is refused, and b's database keeps working.
@@ -898,6 +902,8 @@ function browserScenarios(engine) {
     assert.equal(failed.code, "STORAGE", JSON.stringify(failed));
     assert.match(failed.message, /nothing was written \(ConstraintError: /);
     assert.equal(failed.cause, "ConstraintError");
+    await a.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
+    assert.deepEqual(await a.errors(), [], "no uncaught error once the aborted commit has ended");
     await a.evaluate(() => (window.metaAdds = false));
     await a.evaluate(() => window.ttlkvChecks.openShared("request-fails"));
     assert.deepEqual(await call(a, "get", "k"), { value: "v" });

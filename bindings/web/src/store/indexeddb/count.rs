@@ -16,8 +16,8 @@ export function countOf(source, key, want) {
   const request = source.count(key);
   return new Promise((resolve, reject) => {
     request.onsuccess = () => {
-      if (request.result === want) request.transaction.commit?.();
       resolve(request.result);
+      if (request.result === want) request.transaction.commit?.();
     };
     request.onerror = () => reject(request.error);
   });

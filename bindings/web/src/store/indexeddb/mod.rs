@@ -22,7 +22,7 @@
 //! for the last request of each slice before the next, so no single task holds the page for long.
 //! Nothing but IndexedDB requests is awaited while the transaction is open, so it never
 //! auto-commits half-way. A transaction that aborts leaves the database as it was; the cause is
-//! read from `IDBTransaction.error` (which `failed_request.rs` makes answer the error of the first
+//! read from `IDBTransaction.error` (which `watch.rs` makes answer the error of the first
 //! request that failed) and mapped: `QuotaExceededError` → `QUOTA_EXCEEDED`, anything else →
 //! `STORAGE`.
 //!
@@ -38,15 +38,15 @@
 //! any other storage failure.
 //!
 //! `convert.rs` turns idb's and IndexedDB's failures and values into the store's (errors, the
-//! manifest record, page-kind key ranges); `count.rs` asks the check's count; `failed_request.rs`
-//! makes a commit's transaction keep the error of its first failed request; this file owns the
-//! database, its schema, its connection and the commit.
+//! manifest record, page-kind key ranges); `count.rs` asks the check's count; `watch.rs`
+//! makes a commit's transaction keep the error of its first failed request and answers how it
+//! ended; this file owns the database, its schema, its connection and the commit.
 
 use std::cell::Cell;
 use std::future::IntoFuture;
 use std::rc::Rc;
 
-use idb::{Database, Factory, ObjectStoreParams, TransactionMode, TransactionResult};
+use idb::{Database, Factory, ObjectStoreParams, TransactionMode};
 use js_sys::Uint8Array;
 use ttlkv::store::{Commit, ManifestRecord, PageId, PageKind, PageStore, StoreFuture, YieldFuture};
 use ttlkv::{Error, ErrorKind, Result};
@@ -60,10 +60,10 @@ use super::page_key::{check_manifest_version, page_ids_of_kind, page_key};
 
 mod convert;
 mod count;
-mod failed_request;
+mod watch;
 use convert::{idb_error, js_error, kind_range, manifest_of, manifest_record, VERSION_FIELD};
 use count::count_of;
-use failed_request::watch_requests;
+use watch::watch_transaction;
 
 /// The schema version of the IndexedDB database (its object stores and index), not of the page
 /// format. 1: the two stores; 2: [`VERSION_INDEX`] too. A database of schema 2 cannot be opened
@@ -177,12 +177,10 @@ impl IndexedDbStore {
         let meta = tx.object_store(META).map_err(|e| idb_error("commit", e))?;
         let pages = tx.object_store(PAGES).map_err(|e| idb_error("commit", e))?;
         // A second handle on the same transaction, to read its `error` (that of its first request
-        // that failed, where one did) after it ended.
+        // that failed, where one did) after it ended, and how it ended (`watch.rs`: JS listeners,
+        // which nothing here has to outlive).
         let observer = meta.transaction();
-        watch_requests(&JsValue::from(meta.transaction()));
-        // Its outcome is listened for from now on: the count's handler may commit it before this
-        // future is polled again.
-        let done = tx.into_future();
+        let ended = JsFuture::from(watch_transaction(&JsValue::from(meta.transaction())));
 
         // The manifest's version is counted by the transaction's first request, so the check
         // never reads the manifest's bytes; the writes are issued without waiting for it, and
@@ -284,16 +282,15 @@ impl IndexedDbStore {
             let _ = observer.abort();
             return Err(e);
         }
-        match done.await {
-            Ok(TransactionResult::Committed) => Ok(()),
-            // A failed request ends the wait at its `error` event, before the abort.
-            Ok(TransactionResult::Aborted) | Err(_) => Err(aborted(&observer)),
+        match ended.await {
+            Ok(committed) if committed.is_truthy() => Ok(()),
+            _ => Err(aborted(&observer)),
         }
     }
 }
 
 /// The error of a commit whose transaction IndexedDB aborted: `QUOTA_EXCEEDED` or `STORAGE`, its
-/// cause the transaction's error (that of its first request that failed, `failed_request.rs`).
+/// cause the transaction's error (that of its first request that failed, `watch.rs`).
 fn aborted(observer: &idb::Transaction) -> Error {
     let exception = observer.error();
     let cause = match &exception {
