@@ -910,6 +910,43 @@ function browserScenarios(engine) {
     await context.close();
   });
 
+  it("a read of many pages whose transaction aborts fails STORAGE, leaves no uncaught error, and the next open reads them", async () => {
+    const { context, pages } = await tabs(1, "reads-abort", [
+      () => {
+        // While `window.abortReads` is set, a page read aborts its transaction once issued: its
+        // request then fails, and the reads after it in the same transaction cannot be issued.
+        const get = IDBObjectStore.prototype.get;
+        IDBObjectStore.prototype.get = function (...args) {
+          const request = get.apply(this, args);
+          if (this.name === "pages" && window.abortReads) this.transaction.abort();
+          return request;
+        };
+      },
+    ]);
+    const [a] = pages;
+    await a.evaluate(() => window.ttlkvChecks.openShared("reads-abort"));
+    // Three SSTs: an open reads their metadata pages in one transaction.
+    for (let i = 0; i < 3; i++) {
+      assert.deepEqual(await call(a, "put", `k${i}`, i), { value: true });
+      assert.deepEqual(await call(a, "flush"), { value: undefined });
+    }
+    assert.deepEqual(await call(a, "close"), { value: undefined });
+    await a.evaluate(() => (window.abortReads = true));
+    const failed = await a.evaluate(() =>
+      window.ttlkvChecks.openShared("reads-abort").then(
+        () => "opened",
+        (e) => ({ code: e.code, message: e.message }),
+      ),
+    );
+    assert.equal(failed.code, "STORAGE", JSON.stringify(failed));
+    await a.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
+    assert.deepEqual(await a.errors(), [], "no uncaught error once the aborted reads have ended");
+    await a.evaluate(() => (window.abortReads = false));
+    await a.evaluate(() => window.ttlkvChecks.openShared("reads-abort"));
+    for (let i = 0; i < 3; i++) assert.deepEqual(await call(a, "get", `k${i}`), { value: i });
+    await context.close();
+  });
+
   it("without Web Locks a lease that IndexedDB cannot store fails the open QUOTA_EXCEEDED, its cause kept, and the next open takes it", async () => {
     const { context, pages } = await pagesWithoutLocks(1, "lease-quota", () => {
       // The lease's record cannot be written once (as on a full disk); the database's own writes can.

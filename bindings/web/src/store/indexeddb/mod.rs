@@ -38,16 +38,16 @@
 //! any other storage failure.
 //!
 //! `convert.rs` turns idb's and IndexedDB's failures and values into the store's (errors, the
-//! manifest record, page-kind key ranges); `count.rs` asks the check's count; `watch.rs`
+//! manifest record, page-kind key ranges); `count.rs` asks the check's count; `read_pages.rs`
+//! reads many pages in one transaction; `watch.rs`
 //! makes a commit's transaction keep the error of its first failed request and answers how it
 //! ended; this file owns the database, its schema, its connection and the commit.
 
 use std::cell::Cell;
-use std::future::IntoFuture;
 use std::rc::Rc;
 
 use idb::{Database, Factory, ObjectStoreParams, TransactionMode};
-use js_sys::Uint8Array;
+use js_sys::{Array, Uint8Array};
 use ttlkv::store::{Commit, ManifestRecord, PageId, PageKind, PageStore, StoreFuture, YieldFuture};
 use ttlkv::{Error, ErrorKind, Result};
 use wasm_bindgen::{JsCast, JsValue};
@@ -60,9 +60,11 @@ use super::page_key::{check_manifest_version, page_ids_of_kind, page_key};
 
 mod convert;
 mod count;
+mod read_pages;
 mod watch;
 use convert::{idb_error, js_error, kind_range, manifest_of, manifest_record, VERSION_FIELD};
 use count::count_of;
+use read_pages::get_each;
 use watch::watch_transaction;
 
 /// The schema version of the IndexedDB database (its object stores and index), not of the page
@@ -340,34 +342,32 @@ impl PageStore for IndexedDbStore {
 
     fn get_pages(&self, ids: Vec<PageId>) -> StoreFuture<'_, Vec<Option<Vec<u8>>>> {
         Box::pin(async move {
-            // One transaction: every request is issued before the first answer is awaited. Each
-            // request's handlers are attached as it is issued (`into_future`), not when its turn
-            // to be awaited comes (`idb` attaches them only in `into_future`), so no answer can
-            // be dispatched before its handler exists, however the browser orders its events.
+            // One transaction: every request is issued at once, before any answer (`read_pages.rs`).
             let tx = self.transaction(&[PAGES], TransactionMode::ReadOnly)?;
             let pages = tx
                 .object_store(PAGES)
                 .map_err(|e| idb_error("getPages", e))?;
-            let requests = ids
+            let keys: Array = ids
                 .iter()
-                .map(|id| {
-                    pages
-                        .get(JsValue::from_str(&page_key(*id)))
-                        .map(IntoFuture::into_future)
-                        .map_err(|e| idb_error("getPages", e))
+                .map(|id| JsValue::from_str(&page_key(*id)))
+                .collect();
+            let raw = web_sys::IdbObjectStore::from(pages);
+            let answers = JsFuture::from(get_each(&raw, &keys))
+                .await
+                .map_err(|e| js_error("getPages", Some(e)))?;
+            ids.iter()
+                .zip(Array::from(&answers).iter())
+                .map(|(id, page)| {
+                    if page.is_undefined() {
+                        return Ok(None);
+                    }
+                    page.dyn_into::<Uint8Array>()
+                        .map(|b| Some(b.to_vec()))
+                        .map_err(|_| {
+                            Error::corruption(format!("IndexedDB: {id} is not a Uint8Array"))
+                        })
                 })
-                .collect::<Result<Vec<_>>>()?;
-            let mut out = Vec::with_capacity(ids.len());
-            for (id, request) in ids.iter().zip(requests) {
-                let page = request.await.map_err(|e| idb_error("getPages", e))?;
-                out.push(match page {
-                    None => None,
-                    Some(v) => Some(v.dyn_into::<Uint8Array>().map(|b| b.to_vec()).map_err(
-                        |_| Error::corruption(format!("IndexedDB: {id} is not a Uint8Array")),
-                    )?),
-                });
-            }
-            Ok(out)
+                .collect()
         })
     }
 
