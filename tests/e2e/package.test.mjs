@@ -910,6 +910,46 @@ function browserScenarios(engine) {
     await context.close();
   });
 
+  it("a commit of many slices that one failing request aborts reports that request's error as its cause", async () => {
+    const { context, pages } = await tabs(1, "slice-fails", [
+      () => {
+        // While `window.failPagePut` is set, the next page put is added twice: the second add
+        // fails (ConstraintError) and aborts the commit, whose later requests then fail too.
+        const put = IDBObjectStore.prototype.put;
+        IDBObjectStore.prototype.put = function (value, key) {
+          if (this.name === "pages" && window.failPagePut) {
+            window.failPagePut = false;
+            this.add(value, key);
+            return this.add(value, key);
+          }
+          return put.call(this, value, key);
+        };
+      },
+    ]);
+    const [a] = pages;
+    await a.evaluate(() => window.ttlkvChecks.openShared("slice-fails"));
+    // About 1.5 MiB of rows: the flush's commit goes out in slices of about 1 MiB.
+    const value = "v".repeat(1024);
+    await a.evaluate((v) => window.shared.batch(Array.from({ length: 1500 }, (_, i) => ({ type: "put", key: `k${i}`, value: v }))), value);
+    await a.evaluate(() => (window.failPagePut = true));
+    const failed = await a.evaluate(() =>
+      window.shared.flush().then(
+        () => "flushed",
+        (e) => ({ code: e.code, message: e.message, cause: e.cause?.name }),
+      ),
+    );
+    assert.equal(failed.code, "STORAGE", JSON.stringify(failed));
+    assert.match(failed.message, /nothing was written \(ConstraintError: /);
+    assert.equal(failed.cause, "ConstraintError");
+    await a.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
+    assert.deepEqual(await a.errors(), [], "no uncaught error once the aborted commit has ended");
+    assert.deepEqual(await call(a, "flush"), { value: undefined });
+    assert.deepEqual(await call(a, "close"), { value: undefined });
+    await a.evaluate(() => window.ttlkvChecks.openShared("slice-fails"));
+    assert.deepEqual(await call(a, "get", "k1499"), { value });
+    await context.close();
+  });
+
   it("a read of many pages whose transaction aborts fails STORAGE, leaves no uncaught error, and the next open reads them", async () => {
     const { context, pages } = await tabs(1, "reads-abort", [
       () => {

@@ -253,8 +253,15 @@ impl IndexedDbStore {
             Ok::<(), idb::Error>(())
         };
         if let Err(e) = issued.await {
+            // A request that failed before the one awaited (a page over the quota, in Firefox and
+            // WebKit) aborted the transaction: its error is the cause (`QUOTA_EXCEEDED` for a
+            // quota), not the `AbortError` the awaited one got. A `put` that threw has none.
+            let error = match observer.error() {
+                Some(_) => aborted(&observer),
+                None => idb_error("commit", e),
+            };
             let _ = observer.abort();
-            return Err(idb_error("commit", e));
+            return Err(error);
         }
 
         let checked = async {
