@@ -1,9 +1,10 @@
 // `node bench/fence-probe.mjs [chromium|firefox|webkit]`: whether IndexedDB could fence a commit
 // without reading first, in one browser engine (Chromium by default).
 //
-// A ttlkv commit on IndexedDB reads the manifest record in its transaction and calls `commit()`
+// A ttlkv commit on IndexedDB counts the manifest's version in its transaction and lets it commit
 // only once that answer has shown the writer still holds its role (bindings/web/src/store/
-// indexeddb/mod.rs): one round trip more than a raw put, most of what the durable put's p50 pays
+// indexeddb/mod.rs; it then commits by itself, once every request has succeeded): one round trip
+// more than a raw put, most of what the durable put's p50 pays
 // above a raw put's (docs/performance.md). IndexedDB's only conditional write is a constraint: a
 // put that breaks a unique index fails with `ConstraintError`, and a failed request aborts its
 // transaction. A commit that carried a record its writer's successor makes illegal could then

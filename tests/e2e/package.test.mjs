@@ -280,6 +280,22 @@ function browserScenarios(engine) {
     }
   });
 
+  it("a flush over the quota lands nothing, though its biggest page fails alone and other requests follow it", async (t) => {
+    const quota = await underSmallQuota();
+    if (!quota) return t.skip(`${WEBKIT_NO_QUOTA} (that check is the test above)`);
+    const { p } = quota;
+    try {
+      await p.evaluate(() => window.ttlkvChecks.remove("flush-over-quota"));
+      const out = await p.evaluate(() => window.ttlkvChecks.flushOverQuota("flush-over-quota"));
+      console.log(`${engine} flush over the quota: ${out.filled} puts of 64 KiB filled it; the flush: ${out.flush}; reopened: ${out.reopened}`);
+      assert.ok(out.filled < 400, "the other database filled the quota");
+      assert.equal(out.flush, "QUOTA_EXCEEDED");
+      assert.equal(out.reopened, "intact", "the value and its WAL are as before the flush");
+    } finally {
+      await quota.close();
+    }
+  });
+
   it("a full quota with expired data in it: the write reclaims (purge + compaction) before it reports QUOTA_EXCEEDED", async (t) => {
     const quota = await underSmallQuota();
     if (!quota) return t.skip(`${WEBKIT_NO_QUOTA} (that check is the test above)`);

@@ -74,6 +74,52 @@ export async function fillQuota(name) {
   };
 }
 
+/** `n` random bytes (IndexedDB compresses what it stores, and quota counts what lands on disk). */
+function randomBytes(n) {
+  const bytes = new Uint8Array(n);
+  for (let at = 0; at < n; at += 65_536) crypto.getRandomValues(bytes.subarray(at, Math.min(n, at + 65_536)));
+  return bytes;
+}
+
+/**
+ * A value of 900 KiB put, the origin's quota then filled by another database, and a flush whose
+ * one commit (the value's data page first, then its SST's metadata and the manifest) cannot fit:
+ * the flush's outcome, and whether the value reads back intact from a fresh open once the other
+ * database is gone. Firefox fails a put that big at its own request, and a transaction already
+ * told to `commit()` then lands its other requests: a commit must not be told so early.
+ */
+export async function flushOverQuota(name) {
+  await destroy(`${name}-filler`);
+  const big = randomBytes(900 * 1024);
+  const db = await open(name, { maintenance: "manual" });
+  await db.put("big", big);
+  const filler = await open(`${name}-filler`, { maintenance: "manual" });
+  let filled = 0;
+  try {
+    for (; filled < 400; filled++) await filler.put(`f${filled}`, randomBytes(64 * 1024));
+  } catch {
+    // The quota is full.
+  }
+  let flush = "flushed";
+  try {
+    await db.flush();
+  } catch (e) {
+    flush = e.code;
+  }
+  await db.close().catch(() => {});
+  await filler.close().catch(() => {});
+  await destroy(`${name}-filler`);
+  try {
+    const again = await open(name, { maintenance: "manual" });
+    const got = await again.get("big");
+    await again.close();
+    const intact = got instanceof Uint8Array && got.length === big.length && got.every((b, j) => b === big[j]);
+    return { filled, flush, reopened: intact ? "intact" : got === undefined ? "missing" : "changed" };
+  } catch (e) {
+    return { filled, flush, reopened: `${e.code}: ${e.message}` };
+  }
+}
+
 /** After a reload: every acknowledged write of `fillQuota` is there, and nothing after it. */
 export async function countBig(name) {
   const db = await open(name, { maintenance: "manual" });
