@@ -4,7 +4,14 @@
 //! than by the tables compiled to WebAssembly: about four times faster from 16 KiB. The core takes
 //! it only if it gives the same CRC-32 as its own for a sample
 //! ([`ttlkv::format::checksum::use_host_crc32`]), so every page stays readable by every build.
+//!
+//! The module is compiled in every build, its JS module declared in each, used only with the
+//! feature: wasm-bindgen numbers a crate's inline JS modules in the order it meets them, and a
+//! module one build lacked shifted the numbers of every other in it. The engine of one entry
+//! loaded by another's glue then failed for a module the glue does not provide (a `TypeError`)
+//! rather than with the `LinkError` that `load.js` names as the wrong entry's engine.
 
+#[cfg(feature = "host-crc32")]
 use std::sync::Once;
 
 use wasm_bindgen::prelude::*;
@@ -24,6 +31,7 @@ export function hostCrc32(at, length) {
   return crc32(whole.subarray(at, at + length));
 }
 "#)]
+#[cfg_attr(not(feature = "host-crc32"), allow(dead_code))]
 extern "C" {
     /// Whether the host has a CRC-32 (Node's `zlib.crc32`); keeps `memory` (this module's) for
     /// [`host_crc32_at`].
@@ -38,6 +46,7 @@ extern "C" {
 }
 
 /// Offer the core the host's CRC-32, once per instance, if the host has one.
+#[cfg(feature = "host-crc32")]
 pub(crate) fn offer() {
     static OFFERED: Once = Once::new();
     OFFERED.call_once(|| {
@@ -48,6 +57,7 @@ pub(crate) fn offer() {
 }
 
 /// The host's CRC-32 of `bytes`; `None` (the core's own then) if its answer is no CRC-32.
+#[cfg(feature = "host-crc32")]
 fn host_crc32(bytes: &[u8]) -> Option<u32> {
     // Addresses and lengths in a wasm32 module's memory fit in 32 bits.
     let sum = host_crc32_at(bytes.as_ptr() as u32, bytes.len() as u32)
