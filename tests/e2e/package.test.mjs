@@ -358,6 +358,15 @@ function browserScenarios(engine) {
 
   const call = (p, method, ...args) => p.evaluate((m, a) => window.ttlkvChecks.onShared(m, ...a), method, args);
 
+  /**
+   * Once the page's pending events have run (an abort's, its requests' errors: 100 ms), it has
+   * thrown no uncaught error.
+   */
+  async function assertNoUncaughtError(p, what) {
+    await p.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
+    assert.deepEqual(await p.errors(), [], what);
+  }
+
   it("two tabs write and read the same keys through one writer", async () => {
     const { context, pages } = await tabs(2, "two-tabs");
     const [a, b] = pages;
@@ -877,8 +886,7 @@ function browserScenarios(engine) {
     assert.equal((await call(a, "put", "k3", "from woken a")).code, "FENCED", "the woken tab's commits are fenced");
     // The fenced commit's transaction ends (its abort, its requests' errors) with nothing of the
     // engine left listening that could throw.
-    await a.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
-    assert.deepEqual(await a.errors(), [], "no uncaught error in the fenced tab");
+    await assertNoUncaughtError(a, "no uncaught error in the fenced tab");
     // Closing a fenced engine may itself report FENCED; the database is closed either way.
     assert.ok([undefined, "FENCED"].includes((await call(a, "close")).code));
     // b still holds the lease: a third tab is refused, and b's database keeps working.
@@ -918,8 +926,7 @@ function browserScenarios(engine) {
     assert.equal(failed.code, "STORAGE", JSON.stringify(failed));
     assert.match(failed.message, /nothing was written \(ConstraintError: /);
     assert.equal(failed.cause, "ConstraintError");
-    await a.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
-    assert.deepEqual(await a.errors(), [], "no uncaught error once the aborted commit has ended");
+    await assertNoUncaughtError(a, "no uncaught error once the aborted commit has ended");
     await a.evaluate(() => (window.metaAdds = false));
     await a.evaluate(() => window.ttlkvChecks.openShared("request-fails"));
     assert.deepEqual(await call(a, "get", "k"), { value: "v" });
@@ -957,8 +964,7 @@ function browserScenarios(engine) {
     assert.equal(failed.code, "STORAGE", JSON.stringify(failed));
     assert.match(failed.message, /nothing was written \(ConstraintError: /);
     assert.equal(failed.cause, "ConstraintError");
-    await a.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
-    assert.deepEqual(await a.errors(), [], "no uncaught error once the aborted commit has ended");
+    await assertNoUncaughtError(a, "no uncaught error once the aborted commit has ended");
     assert.deepEqual(await call(a, "flush"), { value: undefined });
     assert.deepEqual(await call(a, "close"), { value: undefined });
     await a.evaluate(() => window.ttlkvChecks.openShared("slice-fails"));
@@ -995,8 +1001,7 @@ function browserScenarios(engine) {
       ),
     );
     assert.equal(failed.code, "STORAGE", JSON.stringify(failed));
-    await a.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
-    assert.deepEqual(await a.errors(), [], "no uncaught error once the aborted reads have ended");
+    await assertNoUncaughtError(a, "no uncaught error once the aborted reads have ended");
     await a.evaluate(() => (window.abortReads = false));
     await a.evaluate(() => window.ttlkvChecks.openShared("reads-abort"));
     for (let i = 0; i < 3; i++) assert.deepEqual(await call(a, "get", `k${i}`), { value: i });
