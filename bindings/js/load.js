@@ -90,9 +90,11 @@ export function load() {
     })().catch((e) => {
       loading = undefined;
       // The browser entry and the server entries each have their engine build, and each build's
-      // glue links only its own (see build.toml): the other one fails to link.
+      // glue links only its own (see build.toml): the other one fails to link, for a function
+      // the glue lacks (a LinkError) or, the server's in the browser entry, for a whole module of
+      // its imports the glue leaves out (a TypeError that names the import).
       const hint =
-        e instanceof WebAssembly.LinkError
+        e instanceof WebAssembly.LinkError || (e instanceof TypeError && /import/i.test(e.message))
           ? " (is it the engine of another entry? The browser entry takes dist/pkg/ttlkv_web_bg.wasm, the server entries dist/server/pkg/ttlkv_web_bg.wasm)"
           : "";
       throw new TtlKvError("UNSUPPORTED", `the ttlkv engine could not be loaded: ${describe(e)}${hint}`, { cause: e });

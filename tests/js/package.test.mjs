@@ -1248,6 +1248,23 @@ test("the other entry's engine build is refused with UNSUPPORTED, naming the eng
   });
 });
 
+test("the server entries' engine given to the browser entry is refused with UNSUPPORTED, naming the engine each entry takes", async () => {
+  // The browser entry's glue leaves out the JS modules only the server's engine imports: the
+  // instantiation fails on a missing module (a TypeError), not a missing function (a LinkError).
+  const dir = mkdtempSync(path.join(tmpdir(), "ttlkv-browser-entry-"));
+  try {
+    const dist = new URL("../../bindings/js/dist/", import.meta.url);
+    for (const file of ["index.js", "core.js"]) writeFileSync(path.join(dir, file), readFileSync(new URL(file, dist)));
+    const pkg = await import(path.join(dir, "index.js"));
+    const refused = await pkg.init({ bytes: readFileSync(serverFile("pkg/ttlkv_web_bg.wasm")) }).then(() => undefined, (e) => e);
+    assert.equal(refused?.code, "UNSUPPORTED");
+    assert.ok(refused.cause, "the cause is kept");
+    assert.match(refused.message, /is it the engine of another entry\?.*dist\/pkg\/ttlkv_web_bg\.wasm/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("an engine that cannot be loaded is UNSUPPORTED with its cause, and the next open() loads it again", async () => {
   await withEntryCopy("ttlkv-load-", async (pkg, dir) => {
     const failed = await pkg.open("load-retry", { storage: "memory" }).then(
