@@ -1,13 +1,20 @@
 //! The IndexedDB page store in real headless Chromium: the core's conformance suite, a database
 //! that survives closing and reopening (values, TTLs, deletes, purges, flushed and unflushed
-//! data), fencing between two connections, and the mapping of IndexedDB failures to error codes.
+//! data), fencing between two connections, commits dropped or left unpolled half-way, and the
+//! mapping of IndexedDB failures to error codes.
 //! Run with `CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 //! CHROMEDRIVER=/usr/bin/chromedriver cargo test -p ttlkv-web --target wasm32-unknown-unknown`.
 #![cfg(target_arch = "wasm32")]
 
 use std::cell::Cell;
+use std::rc::Rc;
+use std::task::{Context, Waker};
 
-use ttlkv::store::{conformance, Commit, ManifestRecord, PageId, PageStore};
+use js_sys::{Function, Reflect};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+
+use ttlkv::store::{conformance, Commit, ManifestRecord, PageId, PageStore, StoreFuture};
 use ttlkv::{Db, DbOptions, ErrorKind, FakeClock, PutOptions, Ttl};
 use ttlkv_web::store::indexeddb::database_name;
 use ttlkv_web::store::IndexedDbStore;
@@ -185,6 +192,123 @@ async fn a_second_connection_with_a_stale_view_is_fenced_and_writes_nothing() {
         .is_some());
     first.close();
     second.close();
+    IndexedDbStore::destroy(&name).await.expect("destroy");
+}
+
+/// Poll `commit` once, as a caller's `select!` does before another branch wins: it issues what
+/// it can without waiting, and is left pending.
+fn poll_once(commit: &mut StoreFuture<'_, ()>) {
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(
+        commit.as_mut().poll(&mut cx).is_pending(),
+        "a commit is not done at its first poll"
+    );
+}
+
+/// A count of the page's uncaught errors from now on (a listener for the global's `error` event,
+/// left in place for the rest of the run).
+fn uncaught_errors() -> Rc<Cell<u32>> {
+    let count = Rc::new(Cell::new(0));
+    let counted = count.clone();
+    let listener = Closure::<dyn FnMut(JsValue)>::new(move |_| counted.set(counted.get() + 1));
+    let global = js_sys::global();
+    let add: Function = Reflect::get(&global, &"addEventListener".into())
+        .expect("addEventListener")
+        .unchecked_into();
+    add.call2(&global, &"error".into(), listener.as_ref())
+        .expect("listen for uncaught errors");
+    listener.forget();
+    count
+}
+
+#[wasm_bindgen_test]
+async fn a_fenced_commit_left_unpolled_after_its_first_poll_writes_nothing() {
+    let (first, name) = fresh_store("unpolled").await;
+    let second = IndexedDbStore::open(&name)
+        .await
+        .expect("second connection");
+    let record = |version: u64| ManifestRecord {
+        version,
+        bytes: vec![version as u8; 8],
+    };
+    first
+        .commit(Commit {
+            expected_manifest_version: 0,
+            manifest: Some(record(1)),
+            puts: vec![(PageId::wal(1), vec![1; 16])],
+            deletes: vec![],
+        })
+        .await
+        .expect("first commit");
+    // Every request of the stale commit is issued by its first poll; nothing polls it again
+    // until its transaction has ended (the reads below wait for it).
+    let mut stale = second.commit(Commit {
+        expected_manifest_version: 0,
+        manifest: Some(record(2)),
+        puts: vec![(PageId::wal(2), vec![2; 16])],
+        deletes: vec![PageId::wal(1)],
+    });
+    poll_once(&mut stale);
+    assert_eq!(first.read_manifest().await.expect("read"), Some(record(1)));
+    assert_eq!(first.get_page(PageId::wal(2)).await.expect("read"), None);
+    assert!(first
+        .get_page(PageId::wal(1))
+        .await
+        .expect("read")
+        .is_some());
+    let e = stale.await.expect_err("the stale commit, polled again");
+    assert_eq!(e.kind(), ErrorKind::Fenced);
+    first.close();
+    second.close();
+    IndexedDbStore::destroy(&name).await.expect("destroy");
+}
+
+#[wasm_bindgen_test]
+async fn a_commit_of_many_slices_dropped_half_way_writes_nothing() {
+    let (store, name) = fresh_store("dropped").await;
+    let record = |version: u64| ManifestRecord {
+        version,
+        bytes: vec![version as u8; 8],
+    };
+    store
+        .commit(Commit {
+            expected_manifest_version: 0,
+            manifest: Some(record(1)),
+            puts: vec![(PageId::wal(1), vec![1; 16])],
+            deletes: vec![],
+        })
+        .await
+        .expect("first commit");
+    // Its first slice (the delete and a page of 1.5 MiB, over the store's slice of 1 MiB) is
+    // issued at the first poll, which then waits for the slice's last request; the second slice
+    // and the manifest are never issued.
+    let mut commit = store.commit(Commit {
+        expected_manifest_version: 1,
+        manifest: Some(record(2)),
+        puts: vec![
+            (PageId::wal(2), vec![2; 1536 * 1024]),
+            (PageId::wal(3), vec![3; 16]),
+        ],
+        deletes: vec![PageId::wal(1)],
+    });
+    let uncaught = uncaught_errors();
+    poll_once(&mut commit);
+    drop(commit);
+    assert_eq!(store.read_manifest().await.expect("read"), Some(record(1)));
+    assert!(
+        store
+            .get_page(PageId::wal(1))
+            .await
+            .expect("read")
+            .is_some(),
+        "the dropped commit's delete did not land"
+    );
+    assert_eq!(store.get_page(PageId::wal(2)).await.expect("read"), None);
+    assert_eq!(store.get_page(PageId::wal(3)).await.expect("read"), None);
+    // A drop that left Rust closures on a request (idb's futures) made the request's answer
+    // throw in its handler, uncaught, which aborted the transaction by accident.
+    assert_eq!(uncaught.get(), 0, "uncaught errors in the page");
+    store.close();
     IndexedDbStore::destroy(&name).await.expect("destroy");
 }
 

@@ -8,23 +8,29 @@
 //! - `meta`: one record, `manifest` → `{ version, bytes }`, and an index of its `version`
 //!   (`version`, since schema version 2; a database of schema 1 gains it when it is opened).
 //!
-//! A [`Commit`] is one `readwrite` transaction over both stores: the page deletes and puts, then
-//! a count of the manifest records of the version the commit expects, in the index (one, or none
-//! where it expects no manifest), so the check never reads the manifest's bytes, which grow with
-//! the database (every namespace is named in them), then the new manifest, none of them waiting
-//! for the count. When the count arrives, while the transaction is still active, the count the
-//! check wants commits the transaction there and then (`count.rs`), and a mismatch aborts it (so
-//! the check and the writes are one atomic step: a writer that lost its role is fenced, nothing of
-//! it lands). Then the store waits for the transaction's `complete`. (IndexedDB's only conditional write, a put that breaks a unique index, would let a
+//! A [`Commit`] is one `readwrite` transaction over both stores: first a count of the manifest
+//! records of the version the commit expects, in the index (one, or none where it expects no
+//! manifest), so the check never reads the manifest's bytes, which grow with the database (every
+//! namespace is named in them), then the page deletes and puts and the new manifest, none of them
+//! waiting for the count. The count's own handler aborts the transaction when the count is not
+//! the one wanted (`answer.rs`), while the transaction is still active and before anything of it
+//! can commit, so the check and the writes are one atomic step: a writer that lost its role is
+//! fenced, nothing of it lands. Nothing calls `commit()`: the transaction commits by itself once
+//! every request has succeeded (a transaction told to `commit()` does not abort when a later
+//! request fails, as the specification has it and Firefox does), and the store waits for its end
+//! (`watch.rs`). IndexedDB's only conditional write, a put that breaks a unique index, would let a
 //! commit go without waiting for an answer only if such a put aborted a transaction already told
-//! to `commit()`; in Firefox it does not when another request follows it:
-//! `bench/fence-probe.mjs`.) A big commit issues its requests in slices of about 1 MiB, waiting
-//! for the last request of each slice before the next, so no single task holds the page for long.
-//! Nothing but IndexedDB requests is awaited while the transaction is open, so it never
-//! auto-commits half-way. A transaction that aborts leaves the database as it was; the cause is
-//! read from `IDBTransaction.error` (which `watch.rs` makes answer the error of the first
-//! request that failed) and mapped: `QuotaExceededError` → `QUOTA_EXCEEDED`, anything else →
-//! `STORAGE`.
+//! to `commit()`; in Firefox it does not when another request follows it (`bench/fence-probe.mjs`).
+//! A big commit issues its requests in slices of about 1 MiB, waiting for the last request of each
+//! slice before the next, so no single task holds the page for long. Nothing but IndexedDB
+//! requests is awaited while the transaction is open, so it never commits by itself half-way
+//! while the commit runs; a commit that returns early, or whose future is dropped, before its
+//! check passed with every request issued aborts the transaction. (A sliced commit whose future is
+//! polled once and then kept without being polled or dropped would let its transaction commit the
+//! slices issued so far: a caller that parks a future must drop it or drive it.) A transaction
+//! that aborts leaves the database as it was; the cause is read from `IDBTransaction.error` (which
+//! `watch.rs` makes answer the error of the first request that failed) and mapped:
+//! `QuotaExceededError` → `QUOTA_EXCEEDED`, anything else → `STORAGE`.
 //!
 //! When another context deletes or upgrades the database (`destroy()` in another tab, "clear site
 //! data"), this connection closes itself at once instead of blocking it, and every later call
@@ -38,8 +44,8 @@
 //! any other storage failure.
 //!
 //! `convert.rs` turns idb's and IndexedDB's failures and values into the store's (errors, the
-//! manifest record, page-kind key ranges); `count.rs` asks the check's count; `read_pages.rs`
-//! reads many pages in one transaction; `watch.rs`
+//! manifest record, page-kind key ranges); `answer.rs` makes a request's answer a `Promise` (and
+//! asks the check's count); `read_pages.rs` reads many pages in one transaction; `watch.rs`
 //! makes a commit's transaction keep the error of its first failed request and answers how it
 //! ended; this file owns the database, its schema, its connection and the commit.
 
@@ -58,12 +64,12 @@ use crate::error::JsCause;
 use super::event_loop_turn::event_loop_turn;
 use super::page_key::{check_manifest_version, page_ids_of_kind, page_key};
 
+mod answer;
 mod convert;
-mod count;
 mod read_pages;
 mod watch;
+use answer::{answer_of, count_of};
 use convert::{idb_error, js_error, kind_range, manifest_of, manifest_record, VERSION_FIELD};
-use count::count_of;
 use read_pages::get_each;
 use watch::watch_transaction;
 
@@ -183,12 +189,19 @@ impl IndexedDbStore {
         // which nothing here has to outlive).
         let observer = meta.transaction();
         let ended = JsFuture::from(watch_transaction(&JsValue::from(meta.transaction())));
+        // The transaction commits by itself once no request is left, whether or not this future
+        // is still polled: until every request is issued and the check has passed, a return or a
+        // drop of this future (a caller's `select!`, a timeout) aborts it, so a commit dropped
+        // half-way never lands a part of itself, nor lands unchecked.
+        let unchecked = AbortOnDrop(Some(web_sys::IdbTransaction::from(meta.transaction())));
+        let meta = web_sys::IdbObjectStore::from(meta);
+        let pages = web_sys::IdbObjectStore::from(pages);
 
         // The manifest's version is counted by the transaction's first request, so the check
         // never reads the manifest's bytes; the writes are issued without waiting for it, and
-        // are not committed before the check, which runs while the transaction is still active
-        // (in the delivery of the count's answer): a mismatch aborts them all (a writer that lost
-        // its role is fenced, nothing of it lands). One round trip, not two. Expecting no
+        // are not committed before the check, which runs while the transaction is still active,
+        // in the count's own handler (`answer.rs`): a mismatch aborts them all (a writer that
+        // lost its role is fenced, nothing of it lands). One round trip, not two. Expecting no
         // manifest, the check counts the record itself (by its key). Nothing calls `commit()`:
         // the transaction commits by itself once every request has succeeded. A transaction told
         // to `commit()` before then does not abort when one of its requests fails, as the
@@ -197,12 +210,11 @@ impl IndexedDbStore {
         // (`tests/e2e/package.test.mjs`, "a flush over the quota lands nothing").
         let expected = commit.expected_manifest_version;
         let checking = "commit: checking the manifest's version";
-        let raw = web_sys::IdbObjectStore::from(meta.clone());
         let counted = if expected == 0 {
-            count_of(&raw, &JsValue::from_str(MANIFEST_KEY))
+            count_of(&meta, &JsValue::from_str(MANIFEST_KEY), 0)
         } else {
-            raw.index(VERSION_INDEX)
-                .and_then(|index| count_of(&index, &JsValue::from_f64(expected as f64)))
+            meta.index(VERSION_INDEX)
+                .and_then(|index| count_of(&index, &JsValue::from_f64(expected as f64), 1))
         };
         let current = JsFuture::from(counted.map_err(|e| js_error(checking, Some(e)))?);
 
@@ -222,72 +234,88 @@ impl IndexedDbStore {
             for (id, bytes) in requests {
                 let key = JsValue::from_str(&page_key(id));
                 slice += bytes.map_or(DELETE_COST_BYTES, Vec::len);
-                let ends_slice = slice >= COMMIT_SLICE_BYTES;
-                if ends_slice {
+                let request = match bytes {
+                    None => pages.delete(&key)?,
+                    Some(bytes) => pages.put_with_key(&Uint8Array::from(bytes.as_slice()), &key)?,
+                };
+                if slice >= COMMIT_SLICE_BYTES {
                     slice = 0;
-                }
-                match bytes {
-                    None => {
-                        let request = pages.delete(key)?;
-                        if ends_slice {
-                            request.await?;
-                        }
-                    }
-                    Some(bytes) => {
-                        let request = pages.put(&Uint8Array::from(bytes.as_slice()), Some(&key))?;
-                        if ends_slice {
-                            request.await?;
-                        }
-                    }
+                    JsFuture::from(answer_of(&request)).await?;
                 }
             }
             if let Some(m) = &commit.manifest {
-                meta.put(&manifest_record(m), Some(&JsValue::from_str(MANIFEST_KEY)))?;
+                meta.put_with_key(&manifest_record(m), &JsValue::from_str(MANIFEST_KEY))?;
             }
-            Ok::<(), idb::Error>(())
+            Ok::<(), JsValue>(())
         };
-        if let Err(e) = issued.await {
+        let issued = issued.await;
+        // The count is the first request, so it has answered by the time a later one fails or
+        // the last is issued. A fenced commit is told so, also when the count's handler aborted
+        // it while a slice was still being issued (its awaited request then fails `AbortError`).
+        let counted = current.await.map_err(|e| js_error(checking, Some(e)));
+        if let Ok(counted) = &counted {
+            check_version(expected, counted)?;
+        }
+        if let Err(e) = issued {
             // A request that failed before the one awaited (a page over the quota, in Firefox and
             // WebKit) aborted the transaction: its error is the cause (`QUOTA_EXCEEDED` for a
             // quota), not the `AbortError` the awaited one got. A `put` that threw has none.
-            let error = match observer.error() {
+            return Err(match observer.error() {
                 Some(_) => aborted(&observer),
-                None => idb_error("commit", e),
-            };
-            let _ = observer.abort();
-            return Err(error);
+                None => js_error("commit", Some(e)),
+            });
         }
-
-        let checked = async {
-            let counted = current.await.map_err(|e| js_error(checking, Some(e)))?;
-            // One record at most is counted: the manifest is the only record of META. Anything
-            // but 0 or 1 is no answer IndexedDB gives: a storage failure, not a fence.
-            let stored = match counted.as_f64() {
-                Some(n) if n == 0.0 || n == 1.0 => n == 1.0,
-                _ => return Err(Error::storage(format!("{checking}: no count of 0 or 1"))),
-            };
-            match (expected, stored) {
-                (0, false) => Ok(()),
-                (0, true) => Err(Error::new(
-                    ErrorKind::Fenced,
-                    "a manifest is stored, this writer expected none",
-                )),
-                (_, true) => Ok(()),
-                (_, false) => Err(Error::new(
-                    ErrorKind::Fenced,
-                    format!(
-                        "the stored manifest is not version {expected}, which this writer expected"
-                    ),
-                )),
-            }
-        };
-        if let Err(e) = checked.await {
-            let _ = observer.abort();
-            return Err(e);
-        }
+        counted?;
+        // Checked, with every request issued: the commit lands whole now, awaited or not.
+        unchecked.disarm();
         match ended.await {
             Ok(committed) if committed.is_truthy() => Ok(()),
             _ => Err(aborted(&observer)),
+        }
+    }
+}
+
+/// The check of a commit that expects manifest version `expected` (0: none), given the count
+/// its transaction's first request answered: `FENCED` if the store holds another.
+fn check_version(expected: u64, counted: &JsValue) -> Result<()> {
+    // One record at most is counted: the manifest is the only record of META. Anything but 0 or
+    // 1 is no answer IndexedDB gives: a storage failure, not a fence.
+    let stored = match counted.as_f64() {
+        Some(n) if n == 0.0 || n == 1.0 => n == 1.0,
+        _ => {
+            return Err(Error::storage(
+                "commit: checking the manifest's version: no count of 0 or 1",
+            ))
+        }
+    };
+    match (expected, stored) {
+        (0, true) => Err(Error::new(
+            ErrorKind::Fenced,
+            "a manifest is stored, this writer expected none",
+        )),
+        (1.., false) => Err(Error::new(
+            ErrorKind::Fenced,
+            format!("the stored manifest is not version {expected}, which this writer expected"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A commit's transaction, aborted when this is dropped armed (`apply`): a commit that returns
+/// early, or whose future is dropped, before its check passed with every request issued.
+struct AbortOnDrop(Option<web_sys::IdbTransaction>);
+
+impl AbortOnDrop {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(transaction) = self.0.take() {
+            // It may have ended already (aborted by a failed request): nothing to undo then.
+            let _ = transaction.abort();
         }
     }
 }
@@ -328,12 +356,15 @@ impl PageStore for IndexedDbStore {
             let meta = tx
                 .object_store(META)
                 .map_err(|e| idb_error("readManifest", e))?;
-            let record = meta
-                .get(JsValue::from_str(MANIFEST_KEY))
-                .map_err(|e| idb_error("readManifest", e))?
+            let request = web_sys::IdbObjectStore::from(meta)
+                .get(&JsValue::from_str(MANIFEST_KEY))
+                .map_err(|e| js_error("readManifest", Some(e)))?;
+            let record = JsFuture::from(answer_of(&request))
                 .await
-                .map_err(|e| idb_error("readManifest", e))?;
-            record.as_ref().map(manifest_of).transpose()
+                .map_err(|e| js_error("readManifest", Some(e)))?;
+            (!record.is_undefined())
+                .then(|| manifest_of(&record))
+                .transpose()
         })
     }
 
@@ -378,12 +409,13 @@ impl PageStore for IndexedDbStore {
             let pages = tx
                 .object_store(PAGES)
                 .map_err(|e| idb_error("listPages", e))?;
-            let keys = pages
-                .get_all_keys(Some(kind_range(kind)?), None)
-                .map_err(|e| idb_error("listPages", e))?
+            let request = web_sys::IdbObjectStore::from(pages)
+                .get_all_keys_with_key(&kind_range(kind)?.into())
+                .map_err(|e| js_error("listPages", Some(e)))?;
+            let keys = JsFuture::from(answer_of(&request))
                 .await
-                .map_err(|e| idb_error("listPages", e))?;
-            page_ids_of_kind(&mut keys.into_iter().map(|k| k.as_string()), kind)
+                .map_err(|e| js_error("listPages", Some(e)))?;
+            page_ids_of_kind(&mut Array::from(&keys).iter().map(|k| k.as_string()), kind)
                 .ok_or_else(|| Error::corruption("IndexedDB: a page key of no known form"))
         })
     }

@@ -1,0 +1,43 @@
+//! An IndexedDB request's answer as a `Promise` (`mod.rs`): of its result, or rejected with its
+//! error. Every request the store awaits goes through it: a commit's check (a count, which aborts
+//! the transaction itself when it is not the one wanted), a commit slice's last request, the
+//! manifest read, a listing of pages. In JS because idb's futures over a request
+//! attach Rust closures to it, which a future dropped before the answer (a caller's `select!`,
+//! or a commit that returned early) drops too, and the answer then calls them: an uncaught
+//! "closure invoked recursively or after being dropped". A `Promise` settled from the request's
+//! `success` is delivered while its transaction is still active, as idb's own futures are.
+
+use js_sys::Promise;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(inline_js = r#"
+export function answerOf(request) {
+  return new Promise((resolve, reject) => {
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+export function countOf(source, key, wanted) {
+  const request = source.count(key);
+  request.addEventListener("success", () => {
+    if (request.result !== wanted) request.transaction.abort();
+  });
+  return answerOf(request);
+}
+"#)]
+extern "C" {
+    /// `request`'s (an `IDBRequest`'s) result once it succeeds, or its error.
+    #[wasm_bindgen(js_name = answerOf)]
+    pub(super) fn answer_of(request: &JsValue) -> Promise;
+
+    /// `source.count(key)` (an `IDBObjectStore` or `IDBIndex`): the number of records under
+    /// `key`, or the request's error; throws as `count` throws (a transaction no longer active).
+    /// A count other than `wanted` aborts the transaction in the answer's own handler, before
+    /// anything else runs: a commit's check holds whether or not its future is polled then.
+    #[wasm_bindgen(js_name = countOf, catch)]
+    pub(super) fn count_of(
+        source: &JsValue,
+        key: &JsValue,
+        wanted: u32,
+    ) -> Result<Promise, JsValue>;
+}
