@@ -296,6 +296,21 @@ function browserScenarios(engine) {
     }
   });
 
+  it("a durable put over the quota fails QUOTA_EXCEEDED and lands nothing, though its one page fails alone", async (t) => {
+    const quota = await underSmallQuota();
+    if (!quota) return t.skip(`${WEBKIT_NO_QUOTA} (that check is the first quota test)`);
+    const { p } = quota;
+    try {
+      await p.evaluate(() => window.ttlkvChecks.remove("put-over-quota"));
+      const out = await p.evaluate(() => window.ttlkvChecks.bigPutOverQuota("put-over-quota"));
+      console.log(`${engine} put over the quota: ${out.filled} puts of 64 KiB filled it; the put: ${out.put}`);
+      assert.ok(out.filled < 400, "the other database filled the quota");
+      assert.deepEqual(out, { filled: out.filled, put: "QUOTA_EXCEEDED", big: "absent", small: "kept" });
+    } finally {
+      await quota.close();
+    }
+  });
+
   it("a full quota with expired data in it: the write reclaims (purge + compaction) before it reports QUOTA_EXCEEDED", async (t) => {
     const quota = await underSmallQuota();
     if (!quota) return t.skip(`${WEBKIT_NO_QUOTA} (that check is the test above)`);

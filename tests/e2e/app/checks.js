@@ -120,6 +120,44 @@ export async function flushOverQuota(name) {
   }
 }
 
+/**
+ * A small value put, the origin's quota then filled by another database, and a durable put of
+ * 900 KiB that cannot fit: its outcome, and what a fresh open reads once the other database is
+ * gone. The put is one commit of one write (its WAL page), which the engine tells to `commit()` as
+ * soon as its check passes; Firefox fails a put that big at its own request and then completes
+ * the transaction: the put must still fail, with nothing of it landed.
+ */
+export async function bigPutOverQuota(name) {
+  await destroy(`${name}-filler`);
+  const db = await open(name, { maintenance: "manual" });
+  await db.put("small", "kept");
+  const filler = await open(`${name}-filler`, { maintenance: "manual" });
+  let filled = 0;
+  try {
+    for (; filled < 400; filled++) await filler.put(`f${filled}`, randomBytes(64 * 1024));
+  } catch {
+    // The quota is full.
+  }
+  let put = "acknowledged";
+  try {
+    await db.put("big", randomBytes(900 * 1024));
+  } catch (e) {
+    put = e.code;
+  }
+  await db.close().catch(() => {});
+  await filler.close().catch(() => {});
+  await destroy(`${name}-filler`);
+  try {
+    const again = await open(name, { maintenance: "manual" });
+    const big = await again.get("big");
+    const small = await again.get("small");
+    await again.close();
+    return { filled, put, big: big === undefined ? "absent" : `${big.length} bytes`, small };
+  } catch (e) {
+    return { filled, put, reopened: `${e.code}: ${e.message}` };
+  }
+}
+
 /** After a reload: every acknowledged write of `fillQuota` is there, and nothing after it. */
 export async function countBig(name) {
   const db = await open(name, { maintenance: "manual" });

@@ -17,10 +17,11 @@ export function answerOf(request) {
     request.onerror = () => reject(request.error);
   });
 }
-export function countOf(source, key, wanted) {
+export function countOf(source, key, wanted, commitIfWanted) {
   const request = source.count(key);
   request.addEventListener("success", () => {
     if (request.result !== wanted) request.transaction.abort();
+    else if (commitIfWanted) request.transaction.commit?.();
   });
   return answerOf(request);
 }
@@ -33,11 +34,14 @@ extern "C" {
     /// `source.count(key)` (an `IDBObjectStore` or `IDBIndex`): the number of records under
     /// `key`, or the request's error; throws as `count` throws (a transaction no longer active).
     /// A count other than `wanted` aborts the transaction in the answer's own handler, before
-    /// anything else runs: a commit's check holds whether or not its future is polled then.
+    /// anything else runs: a commit's check holds whether or not its future is polled then. The
+    /// count wanted, with `commit_if_wanted`, calls the transaction's `commit()` there (where the
+    /// browser has it), so it commits once its requests are done instead of a turn after them.
     #[wasm_bindgen(js_name = countOf, catch)]
     pub(super) fn count_of(
         source: &JsValue,
         key: &JsValue,
         wanted: u32,
+        commit_if_wanted: bool,
     ) -> Result<Promise, JsValue>;
 }

@@ -15,10 +15,13 @@
 //! waiting for the count. The count's own handler aborts the transaction when the count is not
 //! the one wanted (`answer.rs`), while the transaction is still active and before anything of it
 //! can commit, so the check and the writes are one atomic step: a writer that lost its role is
-//! fenced, nothing of it lands. Nothing calls `commit()`: the transaction commits by itself once
+//! fenced, nothing of it lands. A commit of more than one write is left to commit by itself once
 //! every request has succeeded (a transaction told to `commit()` does not abort when a later
-//! request fails, as the specification has it and Firefox does), and the store waits for its end
-//! (`watch.rs`). IndexedDB's only conditional write, a put that breaks a unique index, would let a
+//! request fails, as the specification has it and Firefox does, and would land the others); a
+//! commit of one write (a WAL page, a manifest alone) is told to `commit()` by the count's handler
+//! once the check passed, since its one write failing alone still lands nothing. The store waits
+//! for the transaction's end (`watch.rs`, which takes a completion after a failed request for a
+//! failure). IndexedDB's only conditional write, a put that breaks a unique index, would let a
 //! commit go without waiting for an answer only if such a put aborted a transaction already told
 //! to `commit()`; in Firefox it does not when another request follows it (`bench/fence-probe.mjs`).
 //! A big commit issues its requests in slices of about 1 MiB, waiting for the last request of each
@@ -202,19 +205,26 @@ impl IndexedDbStore {
         // are not committed before the check, which runs while the transaction is still active,
         // in the count's own handler (`answer.rs`): a mismatch aborts them all (a writer that
         // lost its role is fenced, nothing of it lands). One round trip, not two. Expecting no
-        // manifest, the check counts the record itself (by its key). Nothing calls `commit()`:
-        // the transaction commits by itself once every request has succeeded. A transaction told
-        // to `commit()` before then does not abort when one of its requests fails, as the
-        // specification has it and Firefox does (a page over the quota fails its own request
-        // there): its other requests land, a manifest naming a page that did not
-        // (`tests/e2e/package.test.mjs`, "a flush over the quota lands nothing").
+        // manifest, the check counts the record itself (by its key). A transaction told to
+        // `commit()` does not abort when one of its requests fails, as the specification has it
+        // and Firefox does (a page over the quota fails its own request there): its other
+        // requests land, a manifest naming a page that did not (`tests/e2e/package.test.mjs`, "a
+        // flush over the quota lands nothing"). So only a commit of one write is told to.
         let expected = commit.expected_manifest_version;
         let checking = "commit: checking the manifest's version";
+        // A commit of one write (a WAL page: every durable put's; or a manifest alone) is told to
+        // `commit()` as soon as its check passes. A request that fails after `commit()` may fail
+        // alone (Firefox, a page over the quota) while the transaction completes: with one write
+        // that still lands nothing, and the commit reports the failure (`watch.rs`). A commit of
+        // more writes is left to commit by itself, so a failed request aborts all of it.
+        let writes =
+            commit.deletes.len() + commit.puts.len() + usize::from(commit.manifest.is_some());
+        let early = writes <= 1;
         let counted = if expected == 0 {
-            count_of(&meta, &JsValue::from_str(MANIFEST_KEY), 0)
+            count_of(&meta, &JsValue::from_str(MANIFEST_KEY), 0, early)
         } else {
             meta.index(VERSION_INDEX)
-                .and_then(|index| count_of(&index, &JsValue::from_f64(expected as f64), 1))
+                .and_then(|index| count_of(&index, &JsValue::from_f64(expected as f64), 1, early))
         };
         let current = JsFuture::from(counted.map_err(|e| js_error(checking, Some(e)))?);
 
