@@ -154,17 +154,18 @@ async fn a_database_on_indexeddb_survives_close_and_reopen() {
     IndexedDbStore::destroy(&name).await.expect("destroy");
 }
 
-#[wasm_bindgen_test]
-async fn a_second_connection_with_a_stale_view_is_fenced_and_writes_nothing() {
-    let (first, name) = fresh_store("fence").await;
-    let second = IndexedDbStore::open(&name)
-        .await
-        .expect("second connection");
-    let record = |version: u64| ManifestRecord {
+/// The manifest record of `version` in the commit tests.
+fn record(version: u64) -> ManifestRecord {
+    ManifestRecord {
         version,
         bytes: vec![version as u8; 8],
-    };
-    first
+    }
+}
+
+/// The first commit of a fresh store, where the commit tests start: manifest version 1 and the
+/// page `wal/1`.
+async fn commit_version_one(store: &IndexedDbStore) {
+    store
         .commit(Commit {
             expected_manifest_version: 0,
             manifest: Some(record(1)),
@@ -173,13 +174,28 @@ async fn a_second_connection_with_a_stale_view_is_fenced_and_writes_nothing() {
         })
         .await
         .expect("first commit");
+}
+
+/// A commit of a writer that saw no manifest, once version 1 is stored: version 2, a put of
+/// `wal/2` and a delete of `wal/1`, all fenced.
+fn stale_commit() -> Commit {
+    Commit {
+        expected_manifest_version: 0,
+        manifest: Some(record(2)),
+        puts: vec![(PageId::wal(2), vec![2; 16])],
+        deletes: vec![PageId::wal(1)],
+    }
+}
+
+#[wasm_bindgen_test]
+async fn a_second_connection_with_a_stale_view_is_fenced_and_writes_nothing() {
+    let (first, name) = fresh_store("fence").await;
+    let second = IndexedDbStore::open(&name)
+        .await
+        .expect("second connection");
+    commit_version_one(&first).await;
     let stale = second
-        .commit(Commit {
-            expected_manifest_version: 0,
-            manifest: Some(record(2)),
-            puts: vec![(PageId::wal(2), vec![2; 16])],
-            deletes: vec![PageId::wal(1)],
-        })
+        .commit(stale_commit())
         .await
         .expect_err("a commit on a stale version");
     assert_eq!(stale.kind(), ErrorKind::Fenced);
@@ -227,27 +243,10 @@ async fn a_fenced_commit_left_unpolled_after_its_first_poll_writes_nothing() {
     let second = IndexedDbStore::open(&name)
         .await
         .expect("second connection");
-    let record = |version: u64| ManifestRecord {
-        version,
-        bytes: vec![version as u8; 8],
-    };
-    first
-        .commit(Commit {
-            expected_manifest_version: 0,
-            manifest: Some(record(1)),
-            puts: vec![(PageId::wal(1), vec![1; 16])],
-            deletes: vec![],
-        })
-        .await
-        .expect("first commit");
+    commit_version_one(&first).await;
     // Every request of the stale commit is issued by its first poll; nothing polls it again
     // until its transaction has ended (the reads below wait for it).
-    let mut stale = second.commit(Commit {
-        expected_manifest_version: 0,
-        manifest: Some(record(2)),
-        puts: vec![(PageId::wal(2), vec![2; 16])],
-        deletes: vec![PageId::wal(1)],
-    });
+    let mut stale = second.commit(stale_commit());
     poll_once(&mut stale);
     assert_eq!(first.read_manifest().await.expect("read"), Some(record(1)));
     assert_eq!(first.get_page(PageId::wal(2)).await.expect("read"), None);
@@ -266,19 +265,7 @@ async fn a_fenced_commit_left_unpolled_after_its_first_poll_writes_nothing() {
 #[wasm_bindgen_test]
 async fn a_commit_of_many_slices_dropped_half_way_writes_nothing() {
     let (store, name) = fresh_store("dropped").await;
-    let record = |version: u64| ManifestRecord {
-        version,
-        bytes: vec![version as u8; 8],
-    };
-    store
-        .commit(Commit {
-            expected_manifest_version: 0,
-            manifest: Some(record(1)),
-            puts: vec![(PageId::wal(1), vec![1; 16])],
-            deletes: vec![],
-        })
-        .await
-        .expect("first commit");
+    commit_version_one(&store).await;
     // Its first slice (the delete and a page of 1.5 MiB, over the store's slice of 1 MiB) is
     // issued at the first poll, which then waits for the slice's last request; the second slice
     // and the manifest are never issued.

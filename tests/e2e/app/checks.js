@@ -82,6 +82,21 @@ function randomBytes(n) {
 }
 
 /**
+ * Another database, `<name>-filler`, filled with puts of 64 KiB until the origin's quota is full
+ * (400 at most): `{ filler, filled }`, the open filler and how many puts went in.
+ */
+async function fillQuotaBeside(name) {
+  const filler = await open(`${name}-filler`, { maintenance: "manual" });
+  let filled = 0;
+  try {
+    for (; filled < 400; filled++) await filler.put(`f${filled}`, randomBytes(64 * 1024));
+  } catch {
+    // The quota is full.
+  }
+  return { filler, filled };
+}
+
+/**
  * A value of 900 KiB put, the origin's quota then filled by another database, and a flush whose
  * one commit (the value's data page first, then its SST's metadata and the manifest) cannot fit:
  * the flush's outcome, and whether the value reads back intact from a fresh open once the other
@@ -93,13 +108,7 @@ export async function flushOverQuota(name) {
   const big = randomBytes(900 * 1024);
   const db = await open(name, { maintenance: "manual" });
   await db.put("big", big);
-  const filler = await open(`${name}-filler`, { maintenance: "manual" });
-  let filled = 0;
-  try {
-    for (; filled < 400; filled++) await filler.put(`f${filled}`, randomBytes(64 * 1024));
-  } catch {
-    // The quota is full.
-  }
+  const { filler, filled } = await fillQuotaBeside(name);
   let flush = "flushed";
   try {
     await db.flush();
@@ -131,13 +140,7 @@ export async function bigPutOverQuota(name) {
   await destroy(`${name}-filler`);
   const db = await open(name, { maintenance: "manual" });
   await db.put("small", "kept");
-  const filler = await open(`${name}-filler`, { maintenance: "manual" });
-  let filled = 0;
-  try {
-    for (; filled < 400; filled++) await filler.put(`f${filled}`, randomBytes(64 * 1024));
-  } catch {
-    // The quota is full.
-  }
+  const { filler, filled } = await fillQuotaBeside(name);
   let put = "acknowledged";
   try {
     await db.put("big", randomBytes(900 * 1024));
