@@ -48,7 +48,7 @@
 //!
 //! `convert.rs` turns idb's and IndexedDB's failures and values into the store's (errors, the
 //! manifest record, page-kind key ranges); `answer.rs` makes a request's answer a `Promise` (and
-//! asks the check's count); `read_pages.rs` reads many pages in one transaction; `watch.rs`
+//! asks the check's count, and reads many pages in one transaction); `watch.rs`
 //! makes a commit's transaction keep the error of its first failed request and answers how it
 //! ended; this file owns the database, its schema, its connection and the commit.
 
@@ -69,11 +69,9 @@ use super::page_key::{check_manifest_version, page_ids_of_kind, page_key};
 
 mod answer;
 mod convert;
-mod read_pages;
 mod watch;
-use answer::{answer_of, count_of};
+use answer::{answer_of, count_of, get_each};
 use convert::{idb_error, js_error, kind_range, manifest_of, manifest_record, VERSION_FIELD};
-use read_pages::get_each;
 use watch::watch_transaction;
 
 /// The schema version of the IndexedDB database (its object stores and index), not of the page
@@ -384,7 +382,7 @@ impl PageStore for IndexedDbStore {
 
     fn get_pages(&self, ids: Vec<PageId>) -> StoreFuture<'_, Vec<Option<Vec<u8>>>> {
         Box::pin(async move {
-            // One transaction: every request is issued at once, before any answer (`read_pages.rs`).
+            // One transaction: every request is issued at once, before any answer (`answer.rs`).
             let tx = self.transaction(&[PAGES], TransactionMode::ReadOnly)?;
             let pages = tx
                 .object_store(PAGES)
