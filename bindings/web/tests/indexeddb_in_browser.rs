@@ -1,7 +1,8 @@
 //! The IndexedDB page store in real headless Chromium: the core's conformance suite, a database
 //! that survives closing and reopening (values, TTLs, deletes, purges, flushed and unflushed
-//! data), fencing between two connections, commits dropped or left unpolled half-way, and the
-//! mapping of IndexedDB failures to error codes.
+//! data), fencing between two connections, commits dropped or left unpolled half-way (nothing of
+//! them lands, or only pages no manifest names), and the mapping of IndexedDB failures to error
+//! codes.
 //! Run with `CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 //! CHROMEDRIVER=/usr/bin/chromedriver cargo test -p ttlkv-web --target wasm32-unknown-unknown`.
 #![cfg(target_arch = "wasm32")]
@@ -295,6 +296,59 @@ async fn a_commit_of_many_slices_dropped_half_way_writes_nothing() {
     // A drop that left Rust closures on a request (idb's futures) made the request's answer
     // throw in its handler, uncaught, which aborted the transaction by accident.
     assert_eq!(uncaught.get(), 0, "uncaught errors in the page");
+    store.close();
+    IndexedDbStore::destroy(&name).await.expect("destroy");
+}
+
+#[wasm_bindgen_test]
+async fn a_sliced_commit_left_unpolled_half_way_keeps_every_page_the_stored_manifest_names() {
+    let (store, name) = fresh_store("parked").await;
+    commit_version_one(&store).await;
+    // A compaction's shape: an SST's data pages (the first over the store's slice of 1 MiB) and
+    // its metadata page, as the engine lists them, a delete of a page version 1 names, and
+    // version 2. The first poll issues the first slice and waits for its last request; nothing
+    // polls the commit again, so its transaction commits by itself once that slice is done.
+    let mut parked = store.commit(Commit {
+        expected_manifest_version: 1,
+        manifest: Some(record(2)),
+        puts: vec![
+            (PageId::sst_data(5, 0), vec![5; 1536 * 1024]),
+            (PageId::sst_data(5, 1), vec![6; 16]),
+            (PageId::sst_meta(5), vec![7; 16]),
+        ],
+        deletes: vec![PageId::wal(1)],
+    });
+    poll_once(&mut parked);
+    // These reads wait for the parked commit's transaction to end.
+    assert_eq!(store.read_manifest().await.expect("read"), Some(record(1)));
+    assert!(
+        store
+            .get_page(PageId::wal(1))
+            .await
+            .expect("read")
+            .is_some(),
+        "a page the stored manifest names was deleted"
+    );
+    // What landed is pages no manifest names, each data page with its SST's metadata page (how
+    // the next open's recovery finds them to delete).
+    let landed_data = store
+        .get_page(PageId::sst_data(5, 0))
+        .await
+        .expect("read")
+        .is_some();
+    let landed_meta = store
+        .get_page(PageId::sst_meta(5))
+        .await
+        .expect("read")
+        .is_some();
+    assert!(
+        !landed_data || landed_meta,
+        "a data page landed without its SST's metadata page"
+    );
+    let e = parked
+        .await
+        .expect_err("the commit, polled again after its transaction ended");
+    assert_eq!(e.kind(), ErrorKind::Storage);
     store.close();
     IndexedDbStore::destroy(&name).await.expect("destroy");
 }

@@ -11,8 +11,8 @@
 //! A [`Commit`] is one `readwrite` transaction over both stores: first a count of the manifest
 //! records of the version the commit expects, in the index (one, or none where it expects no
 //! manifest), so the check never reads the manifest's bytes, which grow with the database (every
-//! namespace is named in them), then the page deletes and puts and the new manifest, none of them
-//! waiting for the count. The count's own handler aborts the transaction when the count is not
+//! namespace is named in them), then the page puts, the deletes and the new manifest, none of
+//! them waiting for the count. The count's own handler aborts the transaction when the count is not
 //! the one wanted (`answer.rs`), while the transaction is still active and before anything of it
 //! can commit, so the check and the writes are one atomic step: a writer that lost its role is
 //! fenced, nothing of it lands. A commit of more than one write is left to commit by itself once
@@ -24,13 +24,15 @@
 //! failure). IndexedDB's only conditional write, a put that breaks a unique index, would let a
 //! commit go without waiting for an answer only if such a put aborted a transaction already told
 //! to `commit()`; in Firefox it does not when another request follows it (`bench/fence-probe.mjs`).
-//! A big commit issues its requests in slices of about 1 MiB, waiting for the last request of each
-//! slice before the next, so no single task holds the page for long. Nothing but IndexedDB
+//! A big commit issues its puts in slices of about 1 MiB, waiting for the last request of each
+//! slice before the next, so no single task holds the page for long; its deletes (one request per
+//! run of adjacent pages) and the manifest follow in one task (`order.rs`). Nothing but IndexedDB
 //! requests is awaited while the transaction is open, so it never commits by itself half-way
 //! while the commit runs; a commit that returns early, or whose future is dropped, before its
-//! check passed with every request issued aborts the transaction. (A sliced commit whose future is
-//! polled once and then kept without being polled or dropped would let its transaction commit the
-//! slices issued so far: a caller that parks a future must drop it or drive it.) A transaction
+//! check passed with every request issued aborts the transaction. A sliced commit whose future is
+//! polled once and then kept without being polled or dropped lets its transaction commit the
+//! slices issued so far: only puts of pages no stored manifest names, which the next open's
+//! recovery deletes (`order.rs`); the commit itself then fails when polled again. A transaction
 //! that aborts leaves the database as it was; the cause is read from `IDBTransaction.error` (which
 //! `watch.rs` makes answer the error of the first request that failed) and mapped:
 //! `QuotaExceededError` → `QUOTA_EXCEEDED`, anything else → `STORAGE`.
@@ -48,9 +50,10 @@
 //!
 //! `convert.rs` turns idb's and IndexedDB's failures and values into the store's (errors, the
 //! manifest record, page-kind key ranges); `answer.rs` makes a request's answer a `Promise` (and
-//! asks the check's count, and reads many pages in one transaction); `watch.rs`
-//! makes a commit's transaction keep the error of its first failed request and answers how it
-//! ended; this file owns the database, its schema, its connection and the commit.
+//! asks the check's count, and reads many pages in one transaction); `order.rs` puts a commit's
+//! requests in order; `watch.rs` makes a commit's transaction keep the error of its first failed
+//! request and answers how it ended; this file owns the database, its schema, its connection and
+//! the commit.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -61,6 +64,7 @@ use ttlkv::store::{Commit, ManifestRecord, PageId, PageKind, PageStore, StoreFut
 use ttlkv::{Error, ErrorKind, Result};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
+use web_sys::IdbKeyRange;
 
 use crate::error::JsCause;
 
@@ -69,9 +73,11 @@ use super::page_key::{check_manifest_version, page_ids_of_kind, page_key};
 
 mod answer;
 mod convert;
+mod order;
 mod watch;
 use answer::{answer_of, count_of, get_each};
 use convert::{idb_error, js_error, kind_range, manifest_of, manifest_record, VERSION_FIELD};
+use order::{delete_runs, puts_in_order};
 use watch::watch_transaction;
 
 /// The schema version of the IndexedDB database (its object stores and index), not of the page
@@ -90,8 +96,6 @@ const MANIFEST_KEY: &str = "manifest";
 const VERSION_INDEX: &str = "version";
 /// A commit issues its requests in slices of about this many bytes of pages, one task each.
 const COMMIT_SLICE_BYTES: usize = 1024 * 1024;
-/// What one delete request counts for in a slice.
-const DELETE_COST_BYTES: usize = 4 * 1024;
 
 /// The IndexedDB database name of ttlkv database `name`.
 pub fn database_name(name: &str) -> String {
@@ -226,29 +230,32 @@ impl IndexedDbStore {
         };
         let current = JsFuture::from(counted.map_err(|e| js_error(checking, Some(e)))?);
 
-        // Requests run in the order they are issued: the count, deletes, puts, then the manifest.
-        // They go out in slices of about COMMIT_SLICE_BYTES: after each slice the last request
-        // is awaited, so a big commit (a compaction's output) is issued over several tasks and
-        // the page stays responsive. The transaction stays active throughout, as the next slice
-        // is issued from that request's success. A failed request aborts the transaction, which
-        // ends the loop; the transaction's outcome is the commit's.
+        // Requests run in the order they are issued: the count, the puts, the deletes, then the
+        // manifest (`order.rs`, which says why). The puts go out in slices of about
+        // COMMIT_SLICE_BYTES: after each slice the last request is awaited, so a big commit (a
+        // compaction's output) is issued over several tasks and the page stays responsive. The
+        // transaction stays active throughout, as the next slice is issued from that request's
+        // success. The deletes (a request per run of adjacent pages) and the manifest follow in
+        // one task. A failed request aborts the transaction, which ends the loop; the
+        // transaction's outcome is the commit's.
         let issued = async {
             let mut slice = 0usize;
-            let requests = commit
-                .deletes
-                .iter()
-                .map(|id| (*id, None))
-                .chain(commit.puts.iter().map(|(id, bytes)| (*id, Some(bytes))));
-            for (id, bytes) in requests {
-                let key = JsValue::from_str(&page_key(id));
-                slice += bytes.map_or(DELETE_COST_BYTES, Vec::len);
-                let request = match bytes {
-                    None => pages.delete(&key)?,
-                    Some(bytes) => pages.put_with_key(&Uint8Array::from(bytes.as_slice()), &key)?,
-                };
+            for (id, bytes) in puts_in_order(&commit.puts) {
+                let key = JsValue::from_str(&page_key(*id));
+                let request = pages.put_with_key(&Uint8Array::from(bytes.as_slice()), &key)?;
+                slice += bytes.len();
                 if slice >= COMMIT_SLICE_BYTES {
                     slice = 0;
                     JsFuture::from(answer_of(&request)).await?;
+                }
+            }
+            for (first, last) in delete_runs(&commit.deletes, &commit.puts) {
+                let first_key = JsValue::from_str(&page_key(first));
+                if first == last {
+                    pages.delete(&first_key)?;
+                } else {
+                    let run = IdbKeyRange::bound(&first_key, &JsValue::from_str(&page_key(last)))?;
+                    pages.delete(&run)?;
                 }
             }
             if let Some(m) = &commit.manifest {
