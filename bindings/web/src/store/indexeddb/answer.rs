@@ -20,7 +20,9 @@ export function answerOf(request) {
   });
 }
 export function getEach(store, keys) {
-  return Promise.all(keys.map((key) => answerOf(store.get(key))));
+  // A get that throws (the transaction no longer active) rejects its own answer rather than
+  // getEach: Promise.all then listens to every answer, none left unhandled.
+  return Promise.all(keys.map((key) => new Promise((resolve) => resolve(answerOf(store.get(key))))));
 }
 export function countOf(source, key, wanted, commitIfWanted) {
   const request = source.count(key);
