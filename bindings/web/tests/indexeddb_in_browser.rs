@@ -264,12 +264,12 @@ async fn a_fenced_commit_left_unpolled_after_its_first_poll_writes_nothing() {
 }
 
 #[wasm_bindgen_test]
-async fn a_commit_of_many_slices_dropped_half_way_writes_nothing() {
+async fn a_commit_dropped_before_its_check_passed_writes_nothing() {
     let (store, name) = fresh_store("dropped").await;
     commit_version_one(&store).await;
-    // Its first slice (the delete and a page of 1.5 MiB, over the store's slice of 1 MiB) is
-    // issued at the first poll, which then waits for the slice's last request; the second slice
-    // and the manifest are never issued.
+    // Its first slice (a page of 1.5 MiB, over the store's slice of 1 MiB) is issued at the first
+    // poll, which then waits for the slice's last request; the second slice, the delete and the
+    // manifest are never issued.
     let mut commit = store.commit(Commit {
         expected_manifest_version: 1,
         manifest: Some(record(2)),
@@ -293,6 +293,26 @@ async fn a_commit_of_many_slices_dropped_half_way_writes_nothing() {
     );
     assert_eq!(store.get_page(PageId::wal(2)).await.expect("read"), None);
     assert_eq!(store.get_page(PageId::wal(3)).await.expect("read"), None);
+    // A commit small enough to be issued whole at its first poll (its delete included), dropped
+    // while its check is still unanswered: its transaction is aborted, nothing lands.
+    let mut whole = store.commit(Commit {
+        expected_manifest_version: 1,
+        manifest: Some(record(2)),
+        puts: vec![(PageId::wal(4), vec![4; 16])],
+        deletes: vec![PageId::wal(1)],
+    });
+    poll_once(&mut whole);
+    drop(whole);
+    assert_eq!(store.read_manifest().await.expect("read"), Some(record(1)));
+    assert!(
+        store
+            .get_page(PageId::wal(1))
+            .await
+            .expect("read")
+            .is_some(),
+        "the dropped commit's issued delete did not land"
+    );
+    assert_eq!(store.get_page(PageId::wal(4)).await.expect("read"), None);
     // A drop that left Rust closures on a request (idb's futures) made the request's answer
     // throw in its handler, uncaught, which aborted the transaction by accident.
     assert_eq!(uncaught.get(), 0, "uncaught errors in the page");
@@ -318,6 +338,7 @@ async fn a_sliced_commit_left_unpolled_half_way_keeps_every_page_the_stored_mani
         ],
         deletes: vec![PageId::wal(1)],
     });
+    let uncaught = uncaught_errors();
     poll_once(&mut parked);
     // These reads wait for the parked commit's transaction to end.
     assert_eq!(store.read_manifest().await.expect("read"), Some(record(1)));
@@ -329,22 +350,30 @@ async fn a_sliced_commit_left_unpolled_half_way_keeps_every_page_the_stored_mani
             .is_some(),
         "a page the stored manifest names was deleted"
     );
-    // What landed is pages no manifest names, each data page with its SST's metadata page (how
-    // the next open's recovery finds them to delete).
-    let landed_data = store
-        .get_page(PageId::sst_data(5, 0))
-        .await
-        .expect("read")
-        .is_some();
-    let landed_meta = store
-        .get_page(PageId::sst_meta(5))
-        .await
-        .expect("read")
-        .is_some();
+    // What landed is the first slice: the SST's metadata page (first, as recovery finds the
+    // SST's pages through it) and its first data page, pages no manifest names.
     assert!(
-        !landed_data || landed_meta,
-        "a data page landed without its SST's metadata page"
+        store
+            .get_page(PageId::sst_meta(5))
+            .await
+            .expect("read")
+            .is_some(),
+        "the metadata page, issued first, landed with the first slice"
     );
+    assert!(
+        store
+            .get_page(PageId::sst_data(5, 0))
+            .await
+            .expect("read")
+            .is_some(),
+        "the first slice's data page landed: the transaction committed by itself"
+    );
+    assert_eq!(
+        store.get_page(PageId::sst_data(5, 1)).await.expect("read"),
+        None,
+        "a put after the first slice was never issued"
+    );
+    assert_eq!(uncaught.get(), 0, "uncaught errors in the page");
     let e = parked
         .await
         .expect_err("the commit, polled again after its transaction ended");

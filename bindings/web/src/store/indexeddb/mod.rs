@@ -31,9 +31,10 @@
 //! while the commit runs; a commit that returns early, or whose future is dropped, before its
 //! check passed with every request issued aborts the transaction. A sliced commit whose future is
 //! polled once and then kept without being polled or dropped lets its transaction commit the
-//! slices issued so far: only puts of pages no stored manifest names, which the next open's
-//! recovery deletes (`order.rs`); the commit itself then fails when polled again. A transaction
-//! that aborts leaves the database as it was; the cause is read from `IDBTransaction.error` (which
+//! slices issued so far: only puts, which for the engine's commits are pages of new SSTs no
+//! stored manifest names, found and deleted by the next open's recovery (`order.rs`); polled
+//! again, the commit fails, unless nothing was left to issue. A transaction that aborts leaves
+//! the database as it was; the cause is read from `IDBTransaction.error` (which
 //! `watch.rs` makes answer the error of the first request that failed) and mapped:
 //! `QuotaExceededError` → `QUOTA_EXCEEDED`, anything else → `STORAGE`.
 //!

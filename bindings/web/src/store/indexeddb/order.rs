@@ -3,10 +3,13 @@
 //! manifest. The puts go out in slices, a task each; the deletes and the manifest go out after
 //! the last slice, all in one task, with nothing awaited between them. So a transaction that
 //! commits by itself part-way (a commit whose future was polled once, then neither polled again
-//! nor dropped) lands at most the first puts: pages no stored manifest names, any data page with
-//! its SST's metadata page, which the next open's recovery finds and deletes as an SST nothing
-//! references. It never lands a delete of a page the stored manifest names, nor a manifest
-//! without its pages.
+//! nor dropped) lands at most the first puts, never a delete nor the manifest. For the engine's
+//! commits that is harmless: those of more than one write (flushes, compactions, reclaims) put
+//! only the pages of new SSTs, which no stored manifest names (its WAL pages go in commits of
+//! their own), and any data page that lands comes with its SST's metadata page, which the next
+//! open's recovery finds and deletes as an SST nothing references. (A handle that goes on after
+//! such a failure may first write an SST of the same id over them; data pages past its last then
+//! stay stored, never read, until the database is destroyed.)
 
 use ttlkv::store::{PageId, PageKind};
 
@@ -28,9 +31,9 @@ pub(super) fn puts_in_order(
 /// A page the commit also puts is left out: in one commit deletes apply before puts, so the put's
 /// bytes stand, and the deletes now go out after the puts.
 pub(super) fn delete_runs(deletes: &[PageId], puts: &[(PageId, Vec<u8>)]) -> Vec<(PageId, PageId)> {
-    let mut put = puts.iter().map(|(id, _)| *id).collect();
+    let mut put = puts.iter().map(|(id, _)| stored_as(*id)).collect();
     PageId::sort(&mut put);
-    let mut ids = deletes.to_vec();
+    let mut ids = deletes.iter().map(|id| stored_as(*id)).collect();
     PageId::sort(&mut ids);
     let mut runs: Vec<(PageId, PageId)> = Vec::new();
     for id in ids {
@@ -43,6 +46,15 @@ pub(super) fn delete_runs(deletes: &[PageId], puts: &[(PageId, Vec<u8>)]) -> Vec
         }
     }
     runs
+}
+
+/// The id of the record `id` is stored as: a WAL or metadata page's key has no index
+/// (`page_key`), so two ids that differ only there are one record.
+fn stored_as(id: PageId) -> PageId {
+    match id.kind {
+        PageKind::SstData => id,
+        PageKind::Wal | PageKind::SstMeta => PageId { index: 0, ..id },
+    }
 }
 
 /// Whether `next` is the page right after `page`, with no other page id between them.
@@ -97,6 +109,13 @@ mod tests {
             ]
         );
         assert!(delete_runs(&[], &puts).is_empty());
+        // A WAL or metadata page's key has no index: an id that differs only there is the same
+        // record, put by the commit, so not deleted.
+        let odd = PageId {
+            index: 1,
+            ..PageId::wal(9)
+        };
+        assert!(delete_runs(&[PageId::wal(9)], &[(odd, vec![])]).is_empty());
     }
 
     #[test]
