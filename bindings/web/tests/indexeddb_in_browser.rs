@@ -177,6 +177,20 @@ async fn commit_version_one(store: &IndexedDbStore) {
         .expect("first commit");
 }
 
+/// Whether `store` holds page `id`.
+async fn stored(store: &IndexedDbStore, id: PageId) -> bool {
+    store.get_page(id).await.expect("read").is_some()
+}
+
+/// Asserts that what `commit_version_one` stored stands: manifest version 1 and `wal/1`.
+async fn version_one_stands(store: &IndexedDbStore) {
+    assert_eq!(store.read_manifest().await.expect("read"), Some(record(1)));
+    assert!(
+        stored(store, PageId::wal(1)).await,
+        "wal/1, which version 1 names, was deleted"
+    );
+}
+
 /// A commit of a writer that saw no manifest, once version 1 is stored: version 2, a put of
 /// `wal/2` and a delete of `wal/1`, all fenced.
 fn stale_commit() -> Commit {
@@ -200,13 +214,8 @@ async fn a_second_connection_with_a_stale_view_is_fenced_and_writes_nothing() {
         .await
         .expect_err("a commit on a stale version");
     assert_eq!(stale.kind(), ErrorKind::Fenced);
-    assert_eq!(second.read_manifest().await.expect("read"), Some(record(1)));
+    version_one_stands(&second).await;
     assert_eq!(second.get_page(PageId::wal(2)).await.expect("read"), None);
-    assert!(second
-        .get_page(PageId::wal(1))
-        .await
-        .expect("read")
-        .is_some());
     first.close();
     second.close();
     IndexedDbStore::destroy(&name).await.expect("destroy");
@@ -249,13 +258,8 @@ async fn a_fenced_commit_left_unpolled_after_its_first_poll_writes_nothing() {
     // until its transaction has ended (the reads below wait for it).
     let mut stale = second.commit(stale_commit());
     poll_once(&mut stale);
-    assert_eq!(first.read_manifest().await.expect("read"), Some(record(1)));
+    version_one_stands(&first).await;
     assert_eq!(first.get_page(PageId::wal(2)).await.expect("read"), None);
-    assert!(first
-        .get_page(PageId::wal(1))
-        .await
-        .expect("read")
-        .is_some());
     let e = stale.await.expect_err("the stale commit, polled again");
     assert_eq!(e.kind(), ErrorKind::Fenced);
     first.close();
@@ -282,15 +286,7 @@ async fn a_commit_dropped_before_its_check_passed_writes_nothing() {
     let uncaught = uncaught_errors();
     poll_once(&mut commit);
     drop(commit);
-    assert_eq!(store.read_manifest().await.expect("read"), Some(record(1)));
-    assert!(
-        store
-            .get_page(PageId::wal(1))
-            .await
-            .expect("read")
-            .is_some(),
-        "the dropped commit's delete did not land"
-    );
+    version_one_stands(&store).await;
     assert_eq!(store.get_page(PageId::wal(2)).await.expect("read"), None);
     assert_eq!(store.get_page(PageId::wal(3)).await.expect("read"), None);
     // A commit small enough to be issued whole at its first poll (its delete included), dropped
@@ -303,15 +299,7 @@ async fn a_commit_dropped_before_its_check_passed_writes_nothing() {
     });
     poll_once(&mut whole);
     drop(whole);
-    assert_eq!(store.read_manifest().await.expect("read"), Some(record(1)));
-    assert!(
-        store
-            .get_page(PageId::wal(1))
-            .await
-            .expect("read")
-            .is_some(),
-        "the dropped commit's issued delete did not land"
-    );
+    version_one_stands(&store).await;
     assert_eq!(store.get_page(PageId::wal(4)).await.expect("read"), None);
     // A drop that left Rust closures on a request (idb's futures) made the request's answer
     // throw in its handler, uncaught, which aborted the transaction by accident.
@@ -341,31 +329,15 @@ async fn a_sliced_commit_left_unpolled_half_way_keeps_every_page_the_stored_mani
     let uncaught = uncaught_errors();
     poll_once(&mut parked);
     // These reads wait for the parked commit's transaction to end.
-    assert_eq!(store.read_manifest().await.expect("read"), Some(record(1)));
-    assert!(
-        store
-            .get_page(PageId::wal(1))
-            .await
-            .expect("read")
-            .is_some(),
-        "a page the stored manifest names was deleted"
-    );
+    version_one_stands(&store).await;
     // What landed is the first slice: the SST's metadata page (first, as recovery finds the
     // SST's pages through it) and its first data page, pages no manifest names.
     assert!(
-        store
-            .get_page(PageId::sst_meta(5))
-            .await
-            .expect("read")
-            .is_some(),
+        stored(&store, PageId::sst_meta(5)).await,
         "the metadata page, issued first, landed with the first slice"
     );
     assert!(
-        store
-            .get_page(PageId::sst_data(5, 0))
-            .await
-            .expect("read")
-            .is_some(),
+        stored(&store, PageId::sst_data(5, 0)).await,
         "the first slice's data page landed: the transaction committed by itself"
     );
     assert_eq!(

@@ -231,14 +231,12 @@ impl IndexedDbStore {
         };
         let current = JsFuture::from(counted.map_err(|e| js_error(checking, Some(e)))?);
 
-        // Requests run in the order they are issued: the count, the puts, the deletes, then the
-        // manifest (`order.rs`, which says why). The puts go out in slices of about
-        // COMMIT_SLICE_BYTES: after each slice the last request is awaited, so a big commit (a
-        // compaction's output) is issued over several tasks and the page stays responsive. The
-        // transaction stays active throughout, as the next slice is issued from that request's
-        // success. The deletes (a request per run of adjacent pages) and the manifest follow in
-        // one task. A failed request aborts the transaction, which ends the loop; the
-        // transaction's outcome is the commit's.
+        // Requests run in the order issued: the count, the puts, the deletes (one per run of
+        // adjacent pages), the manifest (`order.rs` says why). The puts go out in slices of about
+        // COMMIT_SLICE_BYTES, each slice's last request awaited, so a big commit is issued over
+        // several tasks, the transaction kept active by issuing the next slice from that
+        // request's success; the rest follows in one task. A failed request aborts the
+        // transaction, which ends the loop; the transaction's outcome is the commit's.
         let issued = async {
             let mut slice = 0usize;
             for (id, bytes) in puts_in_order(&commit.puts) {
