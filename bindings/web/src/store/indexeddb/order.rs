@@ -31,6 +31,10 @@ pub(super) fn puts_in_order(
 /// A page the commit also puts is left out: in one commit deletes apply before puts, so the put's
 /// bytes stand, and the deletes now go out after the puts.
 pub(super) fn delete_runs(deletes: &[PageId], puts: &[(PageId, Vec<u8>)]) -> Vec<(PageId, PageId)> {
+    // Most commits (every durable put's) delete nothing: no list of their puts is made for them.
+    if deletes.is_empty() {
+        return Vec::new();
+    }
     let mut put = puts.iter().map(|(id, _)| stored_as(*id)).collect();
     PageId::sort(&mut put);
     let mut ids = deletes.iter().map(|id| stored_as(*id)).collect();
