@@ -1,41 +1,74 @@
-// `node bench/heartbeat.mjs [manual|automatic]`: the longest wait of a task during a 100k
-// ingest, flush and compaction on IndexedDB, per phase, in each browser engine, measured the same
-// way everywhere: the longest gap between turns of a MessageChannel heartbeat (the only measure
-// Firefox and WebKit allow: they have no Long Tasks API). It explains the longest-task rows of
-// docs/performance.md. With `manual` (the default) maintenance runs only when called; with
-// `automatic` it runs as the package runs it by default, between the batches. A last phase waits
-// 3 s after the compaction: with `automatic`, the maintenance left runs then; with `manual`,
-// nothing of ttlkv does, so its gaps are the browser's own (a collection of the ingest's
-// garbage). Needs the package built (`bash scripts/build-package.sh`) and the e2e packages
-// installed.
+// `node bench/heartbeat.mjs [manual|automatic] [alone|after-peers]`: the longest wait of a task
+// during a 100k ingest, flush and compaction on IndexedDB, per phase, in each browser engine,
+// measured the same way everywhere: the longest gap between turns of a MessageChannel heartbeat
+// (the only measure Firefox and WebKit allow: they have no Long Tasks API). It explains the
+// longest-task rows of docs/performance.md. With `manual` (the default) maintenance runs only when
+// called; with `automatic` it runs as the package runs it by default, between the batches. The
+// batches' phase is the longest gap of any batch of 1,000; `first` is the first batch's alone (the
+// engine's first writes in the page) and `at` the batch of the longest. A last phase waits 3 s
+// after the compaction: with `automatic`, the maintenance left runs then; with `manual`, nothing
+// of ttlkv does, so its gaps are the browser's own (a collection of the ingest's garbage). With
+// `alone` (the default) each engine's page does only this, once; with `after-peers` it does it
+// three times, each after the other peers' IndexedDB ingests in the same page, as `npm run bench`
+// runs them (their garbage is the page's when ttlkv's turn comes). In Chromium `longTasks` gives,
+// per phase, the longest task its Long Tasks API reported (0: none over 50 ms). Needs the package
+// built (`bash scripts/build-package.sh`) and the e2e packages installed.
 import { ENGINES } from "../tests/e2e/browsers.mjs";
 import { inBenchPage } from "./in-page.mjs";
 
 const maintenance = process.argv[2] ?? "manual";
-if (maintenance !== "manual" && maintenance !== "automatic") throw new Error("usage: node bench/heartbeat.mjs [manual|automatic]");
-for (const engine of ENGINES) console.log(engine, JSON.stringify(await inBenchPage(engine, probe, maintenance)));
+const company = process.argv[3] ?? "alone";
+if (!["manual", "automatic"].includes(maintenance) || !["alone", "after-peers"].includes(company)) {
+  throw new Error("usage: node bench/heartbeat.mjs [manual|automatic] [alone|after-peers]");
+}
+for (const engine of ENGINES) console.log(engine, JSON.stringify(await inBenchPage(engine, probe, [maintenance, company])));
 
-/** In the page: the longest heartbeat gap (ms) in each phase of the ingest. */
-async function probe(maintenance) {
+/** In the page: the longest heartbeat gap (ms) in each phase of the ingest, for each run. */
+async function probe([maintenance, company]) {
   const { open, destroy } = await import("ttlkv");
-  await destroy("heartbeat").catch(() => {});
-  const db = await open("heartbeat", maintenance === "manual" ? { maintenance: "manual" } : {});
-  const beat = window.bench.heartbeat();
-  const phase = async (fn) => {
-    beat.reset();
-    await fn();
-    return Math.round(beat.longest());
-  };
-  const batches = await phase(async () => {
+  // The IndexedDB peers of bench/run.mjs but ttlkv.
+  const peers = ["raw IndexedDB, one transaction", "raw IndexedDB, one put per transaction", "idb-keyval setMany", "idb-keyval set", "Dexie bulkPut"];
+  const runs = [];
+  for (let run = 0; run < (company === "alone" ? 1 : 3); run++) {
+    if (company === "after-peers") await window.bench.ingest(100_000, peers, run);
+    const name = `heartbeat-${run}`;
+    await destroy(name).catch(() => {});
+    const db = await open(name, maintenance === "manual" ? { maintenance: "manual" } : {});
+    const beat = window.bench.heartbeat();
+    // Where there is a Long Tasks API (Chromium), the tasks over 50 ms it reports in each phase
+    // too: a heartbeat's gap is at least as long as the longest task in it, and can be longer (the
+    // tasks run ahead of its message, however short each).
+    const tasks = [];
+    const observer = window.bench.hasLongTasks ? new PerformanceObserver((list) => tasks.push(...list.getEntries())) : undefined;
+    observer?.observe({ type: "longtask" });
+    const spans = [];
+    const phase = async (fn) => {
+      beat.reset();
+      const start = performance.now();
+      await fn();
+      spans.push([start, performance.now()]);
+      return Math.round(beat.longest());
+    };
+    const batches = [];
     for (let i = 0; i < 100_000; i += 1_000) {
-      await db.batch(Array.from({ length: 1_000 }, (_, j) => ({ type: "put", key: `k${String(i + j).padStart(8, "0")}`, value: "x".repeat(100) })));
+      batches.push(await phase(() => db.batch(Array.from({ length: 1_000 }, (_, j) => ({ type: "put", key: `k${String(i + j).padStart(8, "0")}`, value: "x".repeat(100) })))));
     }
-  });
-  const flush = await phase(() => db.flush());
-  const compact = await phase(() => db.compact());
-  const after = await phase(() => new Promise((r) => setTimeout(r, 3000)));
-  beat.stop();
-  await db.close();
-  await destroy("heartbeat");
-  return { batches, flush, compact, after };
+    const longest = Math.max(...batches);
+    const flush = await phase(() => db.flush());
+    const compact = await phase(() => db.compact());
+    const after = await phase(() => new Promise((r) => setTimeout(r, 3000)));
+    beat.stop();
+    await db.close();
+    await destroy(name);
+    const result = { batches: longest, first: batches[0], at: batches.indexOf(longest), flush, compact, after };
+    if (observer) {
+      observer.disconnect();
+      // The longest task reported in each phase (0: none over 50 ms): the batches, flush, compaction, after.
+      const over = ([a, b]) => Math.round(Math.max(0, ...tasks.filter((t) => t.startTime >= a && t.startTime < b).map((t) => t.duration)));
+      const ofBatches = Math.max(...spans.slice(0, batches.length).map(over));
+      result.longTasks = [ofBatches, ...spans.slice(batches.length).map(over)];
+    }
+    runs.push(result);
+  }
+  return runs.length === 1 ? runs[0] : runs;
 }
