@@ -13,6 +13,15 @@ pub fn kind_prefix(kind: PageKind) -> &'static str {
     }
 }
 
+/// The id of the record `id` is stored as, the one its [`page_key`] names: a WAL or metadata
+/// page's key has no index, so two ids that differ only there are one record.
+pub fn stored_id(id: PageId) -> PageId {
+    match id.kind {
+        PageKind::SstData => id,
+        PageKind::Wal | PageKind::SstMeta => PageId { index: 0, ..id },
+    }
+}
+
 /// The string key of a page: `w/<file>`, `m/<file>` or `d/<file>/<index>` in fixed-width hex.
 pub fn page_key(id: PageId) -> String {
     match id.kind {
@@ -99,6 +108,11 @@ mod tests {
         ];
         for id in ids {
             assert_eq!(parse_page_key(&page_key(id)), Some(id));
+        }
+        // An id with an index its kind's key has no room for names the record `stored_id` says.
+        for odd in [PageId::wal(9), PageId::sst_meta(9), PageId::sst_data(9, 0)] {
+            let odd = PageId { index: 5, ..odd };
+            assert_eq!(parse_page_key(&page_key(odd)), Some(stored_id(odd)));
         }
         let mut data: Vec<_> = ids
             .iter()

@@ -13,6 +13,8 @@
 
 use ttlkv::store::{PageId, PageKind};
 
+use super::super::page_key::stored_id;
+
 /// A commit's puts in the order they are issued: every page but the SST data pages first (an SST's
 /// metadata page is how recovery finds the pages of an SST nothing references), then the data
 /// pages, each group in the commit's order.
@@ -35,9 +37,9 @@ pub(super) fn delete_runs(deletes: &[PageId], puts: &[(PageId, Vec<u8>)]) -> Vec
     if deletes.is_empty() {
         return Vec::new();
     }
-    let mut put = puts.iter().map(|(id, _)| stored_as(*id)).collect();
+    let mut put = puts.iter().map(|(id, _)| stored_id(*id)).collect();
     PageId::sort(&mut put);
-    let mut ids = deletes.iter().map(|id| stored_as(*id)).collect();
+    let mut ids = deletes.iter().map(|id| stored_id(*id)).collect();
     PageId::sort(&mut ids);
     let mut runs: Vec<(PageId, PageId)> = Vec::new();
     for id in ids {
@@ -50,15 +52,6 @@ pub(super) fn delete_runs(deletes: &[PageId], puts: &[(PageId, Vec<u8>)]) -> Vec
         }
     }
     runs
-}
-
-/// The id of the record `id` is stored as: a WAL or metadata page's key has no index
-/// (`page_key`), so two ids that differ only there are one record.
-fn stored_as(id: PageId) -> PageId {
-    match id.kind {
-        PageKind::SstData => id,
-        PageKind::Wal | PageKind::SstMeta => PageId { index: 0, ..id },
-    }
 }
 
 /// Whether `next` is the page right after `page`, with no other page id between them.
