@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { ENGINES, launch } from "../tests/e2e/browsers.mjs";
 import { sessionMix, ingest, purge, memoryPerKey, churn } from "./node.mjs";
-import { median, sampleList, shuffle } from "./workloads.mjs";
+import { IDB_INGEST_PEERS, median, sampleList, shuffle } from "./workloads.mjs";
 import { renderTable, renderSvg } from "./report.mjs";
 import { serveBench, benchPageOpener } from "./in-page.mjs";
 
@@ -64,7 +64,7 @@ async function idbWorkloads(browser, report) {
   const context = await browser.newContext();
   const page = benchPageOpener(context, server.origin);
   const p = await page();
-  const idbPeers = order(["raw IndexedDB, one transaction", "raw IndexedDB, one put per transaction", "idb-keyval setMany", "idb-keyval set", "Dexie bulkPut", "ttlkv"]);
+  const idbPeers = order(IDB_INGEST_PEERS);
   // Each peer ingests into a fresh database several times: the median is the figure, and the
   // longest task is the worst seen in any run.
   const ingestRuns = [];

@@ -59,6 +59,9 @@ export function sessionValue(i) {
   return { user: `user-${i}`, roles: ["reader"], cart: [{ sku: `sku-${i % 97}`, qty: 1 }], csrf: "x".repeat(900), seen: i };
 }
 
+/** The peers of the IndexedDB ingest (`window.bench.ingest` in bench/browser/bench.js). */
+export const IDB_INGEST_PEERS = ["raw IndexedDB, one transaction", "raw IndexedDB, one put per transaction", "idb-keyval setMany", "idb-keyval set", "Dexie bulkPut", "ttlkv"];
+
 /** A 100-byte string value. */
 export const value100 = (i) => `v${String(i).padStart(10, "0")}`.padEnd(100, ".");
 
