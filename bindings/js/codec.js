@@ -123,12 +123,16 @@ export function decodeKey(bytes, wasString) {
 }
 
 // A JSON-compatible value: null, boolean, finite number, string, array, plain object. Rejects
-// everything JSON.stringify would silently change (NaN, undefined, functions, Dates, cycles).
-function checkJson(value, depth, seen) {
-  if (value === null || typeof value === "boolean" || typeof value === "string") return;
+// everything JSON.stringify would silently change (NaN, undefined, functions, Dates, cycles), and
+// returns a copy of plain objects and arrays that holds exactly the values it checked: each
+// property is read once (an app's getter or proxy trap runs once), so a value cannot pass the
+// check as one thing and be encoded as another (a getter that returns 1, then NaN, would be
+// stored as null). The copy is what JSON.stringify encodes; its cost is about the check's own.
+function checkedJson(value, depth, seen) {
+  if (value === null || typeof value === "boolean" || typeof value === "string") return value;
   if (typeof value === "number") {
     if (!Number.isFinite(value)) throw new TtlKvError("INVALID_ARGUMENT", "numbers in a value must be finite");
-    return;
+    return value;
   }
   if (typeof value !== "object") {
     throw new TtlKvError("INVALID_ARGUMENT", `a value cannot hold a ${typeof value}`);
@@ -136,16 +140,26 @@ function checkJson(value, depth, seen) {
   if (depth > MAX_JSON_DEPTH) throw new TtlKvError("INVALID_ARGUMENT", "a value is nested too deeply");
   if (seen.has(value)) throw new TtlKvError("INVALID_ARGUMENT", "a value cannot contain a cycle");
   seen.add(value);
+  let copy;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) checkJson(value[i], depth + 1, seen);
+    copy = [];
+    const length = value.length;
+    for (let i = 0; i < length; i++) copy.push(checkedJson(value[i], depth + 1, seen));
   } else {
     const proto = Object.getPrototypeOf(value);
     if (proto !== Object.prototype && proto !== null) {
       throw new TtlKvError("INVALID_ARGUMENT", "objects in a value must be plain objects");
     }
-    for (const k of Object.keys(value)) checkJson(value[k], depth + 1, seen);
+    copy = {};
+    for (const k of Object.keys(value)) {
+      const v = checkedJson(value[k], depth + 1, seen);
+      // Assigned, "__proto__" would set the copy's prototype instead of a property.
+      if (k === "__proto__") Object.defineProperty(copy, k, { value: v, enumerable: true, writable: true, configurable: true });
+      else copy[k] = v;
+    }
   }
   seen.delete(value);
+  return copy;
 }
 
 function tooLarge(bytes) {
@@ -163,8 +177,7 @@ function valuePayload(value) {
     return [VALUE_BYTES, value];
   }
   if (value === undefined) throw new TtlKvError("INVALID_ARGUMENT", "a value cannot be undefined");
-  checkJson(value, 0, new Set());
-  return [VALUE_JSON, JSON.stringify(value)];
+  return [VALUE_JSON, JSON.stringify(checkedJson(value, 0, new Set()))];
 }
 
 /** The tag byte of a value with tag `tag` whose key was (or was not) a string. */

@@ -4,7 +4,7 @@
 
 import { TtlKvError } from "./errors.js";
 import { encodeKey, encodeKeyInPlace, encodeValue, encodeValueInPlace, passedAsString, PackedBatch } from "./codec.js";
-import { invalid, plainOptions, checkName, checkKnown, positiveInt, checkedTtl, tooLong, integer, putArgs, batchPutArgs, conditionBits, scanArgs } from "./options.js";
+import { invalid, readOptions, checkName, checkKnown, positiveInt, checkedTtl, tooLong, integer, putArgs, batchPutArgs, conditionBits, scanArgs } from "./options.js";
 import { valueOf, entryOf, reaper, scanPages, Snapshot } from "./snapshot.js";
 import { guardMethods, guardedPromise, rejectAsInputError } from "./guard.js";
 import { TTL_AFTER_MS, TTL_AT, TTL_NO_EXPIRY, MAX_JS_TTL_MS } from "./protocol.js";
@@ -127,17 +127,16 @@ export class Db {
 
   async getEx(key, opts) {
     const k = encodeKey(key);
-    opts = plainOptions(opts, "getEx options");
-    checkKnown(opts, ["ttlMs", "expireAt", "persist"], "getEx");
-    const given = ["ttlMs", "expireAt", "persist"].filter((x) => opts[x] !== undefined);
+    const o = readOptions(opts, ["ttlMs", "expireAt", "persist"], "getEx");
+    const given = Object.keys(o).filter((x) => o[x] !== undefined);
     if (given.length > 1) throw invalid("getEx takes at most one of ttlMs, expireAt, persist");
     // No option: a plain get, which changes nothing.
     if (given.length === 0) return valueOf(await this.#call("get", [k]));
     let kind;
     let arg = 0;
-    if (opts.ttlMs !== undefined) [kind, arg] = [TTL_AFTER_MS, checkedTtl(opts.ttlMs, "ttlMs")];
-    else if (opts.expireAt !== undefined) [kind, arg] = [TTL_AT, integer(opts.expireAt, "expireAt")];
-    else if (opts.persist === true) kind = TTL_NO_EXPIRY;
+    if (o.ttlMs !== undefined) [kind, arg] = [TTL_AFTER_MS, checkedTtl(o.ttlMs, "ttlMs")];
+    else if (o.expireAt !== undefined) [kind, arg] = [TTL_AT, integer(o.expireAt, "expireAt")];
+    else if (o.persist === true) kind = TTL_NO_EXPIRY;
     else throw invalid("persist must be true");
     const raw = await this.#call("getEx", [k, kind, arg]);
     return valueOf(raw);
@@ -166,15 +165,16 @@ export class Db {
     try {
       for (const op of ops) {
         if (op === null || typeof op !== "object") throw invalid("a batch operation must be an object");
+        const type = op.type;
         packed.key(op.key);
-        if (op.type === "put") {
+        if (type === "put") {
           const [kind, arg, cond] = batchPutArgs(op);
           packed.put(op.value, kind, arg, cond);
-        } else if (op.type === "delete") {
+        } else if (type === "delete") {
           checkKnown(op, ["type", "key"], "delete");
           packed.delete();
         } else {
-          throw invalid(`unknown batch operation type ${JSON.stringify(op.type)}`);
+          throw invalid(`unknown batch operation type ${JSON.stringify(type)}`);
         }
       }
       // Asked after the ops are read (their getters may have closed the database): in place only
@@ -197,8 +197,7 @@ export class Db {
 
   namespace(name, opts) {
     checkName(name, "namespace");
-    const o = plainOptions(opts, "namespace options");
-    checkKnown(o, ["defaultTtlMs", "maxTtlMs"], "namespace");
+    const o = readOptions(opts, ["defaultTtlMs", "maxTtlMs"], "namespace");
     const ttl = (x, what) => (x === undefined || x === null ? null : checkedTtl(x, what));
     // null, not NaN, for "none": the spec crosses tabs through structured clone and JSON.
     const handleId = `${Math.random().toString(36).slice(2)}:${nextHandle++}`;
@@ -219,9 +218,8 @@ export class Db {
   }
 
   async purgeExpired(opts) {
-    opts = plainOptions(opts, "purge options");
-    checkKnown(opts, ["limit"], "purge");
-    const limit = opts.limit === undefined ? 10_000 : positiveInt(opts.limit, "limit");
+    const { limit: given } = readOptions(opts, ["limit"], "purge");
+    const limit = given === undefined ? 10_000 : positiveInt(given, "limit");
     const report = await this.#call("purgeExpired", [limit]);
     return report.removed;
   }

@@ -8,7 +8,7 @@ import { engine, asTtlKvError, LocalEndpoint } from "./engine.js";
 import { Tabs, tabsSupported, announceDeleted } from "./tabs.js";
 import { takeLease } from "./lease.js";
 import * as wasm from "./pkg/ttlkv_web.js";
-import { invalid, plainOptions, checkName, checkKnown, positiveInt, checkedTtl, flag, putArgs } from "./options.js";
+import { invalid, readOptions, checkName, positiveInt, checkedTtl, flag, putArgs } from "./options.js";
 import { load } from "./load.js";
 import { Shared, report } from "./shared.js";
 import { Db } from "./db.js";
@@ -53,8 +53,8 @@ function withOpenTimeout(opening, ms) {
 /** Open (or create) database `name`. See `OpenOptions` in index.d.ts for the options. */
 export async function openDb(name, options) {
   checkName(name, "database");
-  const o = plainOptions(options, "open options");
-  checkKnown(o, OPEN_OPTIONS, "open");
+  // Read once: what is checked here is what the engine and the hooks get, for good.
+  const o = readOptions(options, OPEN_OPTIONS, "open");
   if (o.defaultTtlMs != null) checkedTtl(o.defaultTtlMs, "defaultTtlMs");
   if (o.clock !== undefined && typeof o.clock !== "function") throw invalid("clock must be a function");
   if (o.onExpire !== undefined && typeof o.onExpire !== "function") throw invalid("onExpire must be a function");
@@ -150,8 +150,7 @@ function storageKind(storage) {
  */
 export async function destroyDb(name, options) {
   checkName(name, "database");
-  const o = plainOptions(options, "destroy options");
-  checkKnown(o, ["storage"], "destroy");
+  const o = readOptions(options, ["storage"], "destroy");
   const storage = storageKind(o.storage);
   if (typeof storage === "object") {
     throw new TtlKvError("UNSUPPORTED", "destroy() cannot delete an adapter's storage: the app that supplies the adapter owns it");

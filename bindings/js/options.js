@@ -1,6 +1,8 @@
-// Checking the app's arguments: option objects (plainOptions, checkKnown), numbers and flags, and
-// what put, expire and scan options mean to the engine (putArgs, conditionBits, scanArgs). Every
-// rejection here is an INVALID_ARGUMENT TtlKvError.
+// Checking the app's arguments: option objects (plainOptions, checkKnown, readOptions), numbers
+// and flags, and what put, expire and scan options mean to the engine (putArgs, conditionBits,
+// scanArgs). Every rejection here is an INVALID_ARGUMENT TtlKvError. Each option is read once:
+// a check and the call it guards see the same answer, whatever the app's getter or proxy says
+// next, or its object holds later.
 
 import { TtlKvError } from "./errors.js";
 import { encodeKey, wellFormed } from "./codec.js";
@@ -21,6 +23,19 @@ export function plainOptions(opts, what) {
 /** A database's or namespace's (`what`) name: a non-empty string without a lone surrogate. */
 export function checkName(name, what) {
   if (typeof name !== "string" || !name || !wellFormed(name)) throw invalid(`a ${what} name is a non-empty, well-formed string`);
+}
+
+/**
+ * `opts` (an options object, or nothing) as a fresh object of its options named in `allowed`,
+ * each read once (own or inherited, as a plain read finds it), after an own option not in
+ * `allowed` is refused (`what` names the call). The options of a call that keeps them.
+ */
+export function readOptions(opts, allowed, what) {
+  opts = plainOptions(opts, `${what} options`);
+  checkKnown(opts, allowed, what);
+  const read = {};
+  for (const k of allowed) read[k] = opts[k];
+  return read;
 }
 
 export function checkKnown(opts, allowed, what) {
@@ -67,14 +82,16 @@ export function putArgs(opts) {
   if (opts === undefined || opts === null) return PLAIN_PUT;
   opts = plainOptions(opts, "put options");
   checkKnown(opts, PUT_OPTIONS, "put");
-  const given = ["ttlMs", "expireAt", "keepTtl", "noExpiry"].filter((k) => opts[k] !== undefined);
+  const { ttlMs, expireAt, keepTtl, noExpiry } = opts;
+  const ttl = { ttlMs, expireAt, keepTtl, noExpiry };
+  const given = Object.keys(ttl).filter((k) => ttl[k] !== undefined);
   if (given.length > 1) throw invalid(`at most one of ttlMs, expireAt, keepTtl, noExpiry (got ${given.join(", ")})`);
   let kind = TTL_DEFAULT;
   let arg = 0;
-  if (opts.ttlMs !== undefined) [kind, arg] = [TTL_AFTER_MS, checkedTtl(opts.ttlMs, "ttlMs")];
-  else if (opts.expireAt !== undefined) [kind, arg] = [TTL_AT, integer(opts.expireAt, "expireAt")];
-  else if (flag(opts.keepTtl, "keepTtl")) kind = TTL_KEEP;
-  else if (flag(opts.noExpiry, "noExpiry")) kind = TTL_NO_EXPIRY;
+  if (ttlMs !== undefined) [kind, arg] = [TTL_AFTER_MS, checkedTtl(ttlMs, "ttlMs")];
+  else if (expireAt !== undefined) [kind, arg] = [TTL_AT, integer(expireAt, "expireAt")];
+  else if (flag(keepTtl, "keepTtl")) kind = TTL_KEEP;
+  else if (flag(noExpiry, "noExpiry")) kind = TTL_NO_EXPIRY;
   const ifAbsent = flag(opts.ifAbsent, "ifAbsent");
   const ifPresent = flag(opts.ifPresent, "ifPresent");
   if (ifAbsent && ifPresent) throw invalid("ifAbsent and ifPresent cannot both be set");
@@ -108,23 +125,22 @@ export function conditionBits(cond) {
 }
 
 export function scanArgs(opts) {
-  opts = plainOptions(opts, "scan options");
-  checkKnown(opts, ["prefix", "start", "end", "limit", "reverse"], "scan");
+  const { prefix, start, end, limit: given, reverse } = readOptions(opts, ["prefix", "start", "end", "limit", "reverse"], "scan");
   const keyOrNone = (k, what) => (k === undefined ? undefined : encodeKey(k, what));
   // An empty prefix or start bounds nothing: every key has it / comes after it.
   const emptyIsNone = (k) => ((typeof k === "string" || k instanceof Uint8Array) && k.length === 0 ? undefined : k);
   let limit = -1;
-  if (opts.limit !== undefined) {
-    if (typeof opts.limit !== "number" || !Number.isSafeInteger(opts.limit) || opts.limit < 0) {
+  if (given !== undefined) {
+    if (typeof given !== "number" || !Number.isSafeInteger(given) || given < 0) {
       throw invalid("limit must be an integer >= 0");
     }
-    limit = opts.limit;
+    limit = given;
   }
   return {
-    prefix: keyOrNone(emptyIsNone(opts.prefix)),
-    start: keyOrNone(emptyIsNone(opts.start)),
-    end: keyOrNone(opts.end),
+    prefix: keyOrNone(emptyIsNone(prefix)),
+    start: keyOrNone(emptyIsNone(start)),
+    end: keyOrNone(end),
     limit,
-    reverse: flag(opts.reverse, "reverse"),
+    reverse: flag(reverse, "reverse"),
   };
 }

@@ -106,6 +106,73 @@ test("__proto__ keys round-trip as plain data and touch no prototype", async () 
   assert.equal(back.polluted, undefined);
 });
 
+test("a JSON value is read once: what passed the check is what is stored, whatever its getters and proxies answer next", async () => {
+  // Checked and then encoded by a second read, a getter's second answer was stored: 1 then NaN
+  // was stored as null, 2 then a Date as the date's text, [2] then undefined as nothing at all.
+  const { db } = await fresh();
+  const answers = (first, then) => {
+    let reads = 0;
+    return { get reads() { return reads; }, next: () => (reads++ === 0 ? first : then) };
+  };
+  for (const [first, then] of [[1, NaN], [2, new Date(0)], [[2], undefined], ["s", () => 1]]) {
+    const x = answers(first, then);
+    await db.put("getter", { a: 1, get x() { return x.next(); } });
+    assert.deepEqual(await db.get("getter"), { a: 1, x: first });
+    assert.equal(x.reads, 1);
+    const y = answers(first, then);
+    await db.batch([{ type: "put", key: "batched", value: [0, { get y() { return y.next(); } }] }]);
+    assert.deepEqual(await db.get("batched"), [0, { y: first }]);
+    assert.equal(y.reads, 1);
+  }
+  // The first answer is the one judged: a bad one is refused, and nothing is stored.
+  const bad = answers(NaN, 1);
+  await rejects(db.put("bad", { get x() { return bad.next(); } }), "INVALID_ARGUMENT");
+  assert.equal(await db.get("bad"), undefined);
+  // A proxy's traps: each property is read once.
+  const gets = [];
+  const proxy = new Proxy({ n: 1, list: [1, 2] }, { get: (target, k, receiver) => (gets.push(k), Reflect.get(target, k, receiver)) });
+  await db.put("proxy", proxy);
+  assert.deepEqual(await db.get("proxy"), { n: 1, list: [1, 2] });
+  assert.deepEqual(gets, ["n", "list"]);
+});
+
+test("options are read once: the checks and the call see the same answers, whatever a getter says next", async () => {
+  // `answers(first, then)`: a getter's answers, the first one and every later one, with a count.
+  const answers = (first, then) => {
+    let reads = 0;
+    return { get reads() { return reads; }, next: () => (reads++ === 0 ? first : then) };
+  };
+  const { db, clock, name } = await fresh();
+  // A put's: ttlMs absent when the one-of check looked, then 1,000: the put took it over expireAt.
+  const ttlMs = answers(undefined, 1_000);
+  await db.put("k", "v", { expireAt: clock() + 50_000, get ttlMs() { return ttlMs.next(); } });
+  assert.equal(await db.ttl("k"), 50_000);
+  assert.equal(ttlMs.reads, 1);
+  // A scan's: a limit of 2 when checked, then 0: the scan returned nothing.
+  for (const key of ["a", "b", "c"]) await db.put(key, key);
+  const limit = answers(2, 0);
+  const got = [];
+  for await (const entry of db.scan({ get limit() { return limit.next(); } })) got.push(entry.key);
+  assert.deepEqual(got, ["a", "b"]);
+  assert.equal(limit.reads, 1);
+  await db.close();
+  // open's: a default TTL of 1,000 when checked, then -5 (the engine was handed that, and the
+  // open failed); and the expire hook is the one open was given, not the one the app's object
+  // names later.
+  const defaultTtlMs = answers(1_000, -5);
+  const heard = [];
+  const options = { storage: "memory", clock, maintenance: "manual", get defaultTtlMs() { return defaultTtlMs.next(); }, onExpire: ({ key }) => void heard.push(`given ${key}`) };
+  const again = await open(name, options);
+  options.onExpire = ({ key }) => void heard.push(`changed ${key}`);
+  await again.put("short", "v");
+  assert.equal(await again.ttl("short"), 1_000);
+  assert.equal(defaultTtlMs.reads, 1);
+  clock.advance(1_001);
+  await again.purgeExpired();
+  assert.ok(heard.includes("given short") && !heard.some((h) => h.startsWith("changed")), heard.join(", "));
+  await again.close();
+});
+
 test("a string key or value with a lone surrogate is INVALID_ARGUMENT and writes nothing; one with a surrogate pair round-trips", async () => {
   // A lone surrogate has no UTF-8: encoded as U+FFFD, "\uDC00" and "\uFFFD" were one key.
   const { db } = await fresh();
