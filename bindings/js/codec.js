@@ -50,7 +50,9 @@ function keyBytes(key, copy) {
       bytes = copy ? scratch.slice(0, end) : scratch.subarray(0, end);
     } else bytes = encoder.encode(key);
   }
-  else if (key instanceof Uint8Array) bytes = key;
+  // A copy, made now: the app's own array could change before the engine copies it (an option's
+  // getter runs after the key is encoded, and a namespace's call reaches the engine later).
+  else if (key instanceof Uint8Array) bytes = new Uint8Array(key);
   else throw new TtlKvError("INVALID_ARGUMENT", "a key must be a string or a Uint8Array");
   checkKeyLength(bytes.length);
   return bytes;
@@ -123,11 +125,15 @@ export function decodeKey(bytes, wasString) {
 }
 
 // A JSON-compatible value: null, boolean, finite number, string, array, plain object. Rejects
-// everything JSON.stringify would silently change (NaN, undefined, functions, Dates, cycles), and
-// returns a copy of plain objects and arrays that holds exactly the values it checked: each
-// property is read once (an app's getter or proxy trap runs once), so a value cannot pass the
-// check as one thing and be encoded as another (a getter that returns 1, then NaN, would be
-// stored as null). The copy is what JSON.stringify encodes; its cost is about the check's own.
+// everything JSON.stringify would silently change (NaN, undefined, functions, Dates, cycles, an
+// object or array with a `toJSON` method), and returns a copy of its objects and arrays that
+// holds exactly the values it checked: each property it meets is read once (an app's getter or
+// proxy trap runs once), so a value cannot pass the check as one thing and be encoded as another
+// (a getter that returns 1, then NaN, would be stored as null). The copy is what JSON.stringify
+// encodes; its cost is about the check's own. Its properties are defined, not assigned, where
+// `Object.prototype` has one of the name (a setter there, or the prototype frozen, would take or
+// refuse an assignment; `__proto__` would set the copy's prototype), and a copy of an object
+// with no prototype has none (nothing inherited, a `toJSON` say, reaches JSON.stringify).
 function checkedJson(value, depth, seen) {
   if (value === null || typeof value === "boolean" || typeof value === "string") return value;
   if (typeof value === "number") {
@@ -139,6 +145,9 @@ function checkedJson(value, depth, seen) {
   }
   if (depth > MAX_JSON_DEPTH) throw new TtlKvError("INVALID_ARGUMENT", "a value is nested too deeply");
   if (seen.has(value)) throw new TtlKvError("INVALID_ARGUMENT", "a value cannot contain a cycle");
+  if (typeof value.toJSON === "function") {
+    throw new TtlKvError("INVALID_ARGUMENT", "a value cannot have a toJSON method: store what it returns");
+  }
   seen.add(value);
   let copy;
   if (Array.isArray(value)) {
@@ -150,11 +159,10 @@ function checkedJson(value, depth, seen) {
     if (proto !== Object.prototype && proto !== null) {
       throw new TtlKvError("INVALID_ARGUMENT", "objects in a value must be plain objects");
     }
-    copy = {};
+    copy = proto === null ? Object.create(null) : {};
     for (const k of Object.keys(value)) {
       const v = checkedJson(value[k], depth + 1, seen);
-      // Assigned, "__proto__" would set the copy's prototype instead of a property.
-      if (k === "__proto__") Object.defineProperty(copy, k, { value: v, enumerable: true, writable: true, configurable: true });
+      if (k in Object.prototype) Object.defineProperty(copy, k, { value: v, enumerable: true, writable: true, configurable: true });
       else copy[k] = v;
     }
   }
@@ -173,7 +181,8 @@ function tooLarge(bytes) {
 function valuePayload(value) {
   if (typeof value === "string") return [VALUE_STRING, value];
   if (value instanceof Uint8Array) {
-    if (value.length > MAX_VALUE_BYTES) tooLarge(value.length);
+    const length = lengthOf(value);
+    if (length > MAX_VALUE_BYTES) tooLarge(length);
     return [VALUE_BYTES, value];
   }
   if (value === undefined) throw new TtlKvError("INVALID_ARGUMENT", "a value cannot be undefined");
@@ -190,9 +199,17 @@ const tagByte = (tag, keyWasString) => tag | (keyWasString ? KEY_WAS_STRING : 0)
 const SCRATCH_BYTES = 64 * 1024;
 const scratch = new Uint8Array(SCRATCH_BYTES);
 
+/**
+ * A Uint8Array's length as the array itself holds it, which is what copying it (`set`, `new
+ * Uint8Array(bytes)`) reads: a subclass's or an own `length` property cannot tell a check one
+ * length and the copy another.
+ */
+const typedArrayLength = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), "length").get;
+const lengthOf = (bytes) => Reflect.apply(typedArrayLength, bytes, []);
+
 /** `payload` (checked) behind the tag byte `first`. */
 function tagged(first, payload) {
-  const out = new Uint8Array(payload.length + 1);
+  const out = new Uint8Array(lengthOf(payload) + 1);
   out[0] = first;
   out.set(payload, 1);
   return out;
@@ -236,8 +253,8 @@ function encode(value, keyWasString, copy) {
 
 // A batch is packed into buffers kept from one batch to the next (a batch of 1,000 small ops
 // needs about 180 KB: made anew each time, outside V8's heap, they brought its collector round
-// every few batches), unless another batch is being packed into them: an app's getter or toJSON,
-// run while its batch is packed, may pack one of its own. Each is kept up to 256 KiB (2,048 ops'
+// every few batches), unless another batch is being packed into them: an app's getter, run
+// while its batch is packed, may pack one of its own. Each is kept up to 256 KiB (2,048 ops'
 // bytes at the start, 5,461 ops' numbers); a larger batch packs into buffers of its own.
 const KEEP_BYTES = 256 * 1024;
 const packing = { bytes: new Uint8Array(0), meta: new Float64Array(0), busy: false };
@@ -298,10 +315,11 @@ export class PackedBatch {
 
   /** Appends `bytes`; returns their length. */
   #append(bytes) {
-    this.#reserve(bytes.length);
+    const length = lengthOf(bytes);
+    this.#reserve(length);
     this.#bytes.set(bytes, this.#length);
-    this.#length += bytes.length;
-    return bytes.length;
+    this.#length += length;
+    return length;
   }
 
   /** Appends the key's bytes; returns their length. Same errors as `encodeKey`. */

@@ -19,8 +19,9 @@ export type Key = string | Uint8Array;
 /**
  * A JSON-compatible value: `null`, a boolean, a finite number, a string, an array of these or a
  * plain object (prototype `Object.prototype` or `null`) of these. `NaN`, `Infinity`, `undefined`
- * (also as a property value), functions, class instances such as `Date`, and cycles are rejected
- * with `INVALID_ARGUMENT`. Object keys such as `"__proto__"` round-trip as plain data.
+ * (also as a property value), functions, class instances such as `Date`, objects or arrays with
+ * a `toJSON` method, and cycles are rejected with `INVALID_ARGUMENT`. Object keys such as
+ * `"__proto__"` round-trip as plain data. A value is read once, when the call is made.
  *
  * Values typed with an `interface` are not assignable to the object member (TypeScript gives
  * interfaces no implicit index signature): declare such shapes with `type` instead. Optional

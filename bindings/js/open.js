@@ -87,7 +87,8 @@ export async function openDb(name, options) {
         const decoded = decodeValue(value);
         const k = decodeKey(key, decoded.keyWasString);
         try {
-          const out = o.onExpire({ key: k, value: decoded.value, expireAt, ...(namespace ? { namespace } : {}) });
+          // Called as a method of the app's own options object, as `options.onExpire(…)` would be.
+          const out = Reflect.apply(o.onExpire, options, [{ key: k, value: decoded.value, expireAt, ...(namespace ? { namespace } : {}) }]);
           if (out === undefined || out === null) return undefined;
           const [kind, arg] = putArgs({ ttlMs: out.ttlMs, expireAt: out.expireAt });
           return [encodeValue(out.value, decoded.keyWasString), kind, arg];

@@ -28,7 +28,8 @@ export function checkName(name, what) {
 /**
  * `opts` (an options object, or nothing) as a fresh object of its options named in `allowed`,
  * each read once (own or inherited, as a plain read finds it), after an own option not in
- * `allowed` is refused (`what` names the call). The options of a call that keeps them.
+ * `allowed` is refused (`what` names the call). What the call then checks and uses is this
+ * object's, not the app's, which may answer differently the next time or change later.
  */
 export function readOptions(opts, allowed, what) {
   opts = plainOptions(opts, `${what} options`);
