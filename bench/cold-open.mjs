@@ -46,6 +46,7 @@ for (const name of Object.keys(runs[0].phases)) {
   const xs = runs.map((r) => r.phases[name]);
   console.log(`${engine} ${name.padEnd(46)} ${median(xs).toFixed(2)} ms [${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}]`);
 }
+console.log(`${engine} metadata pages an open read again: ${runs.reduce((sum, r) => sum + r.readAgain, 0)} (in ${runs.length * 2} opens)`);
 console.log(`\none page's timeline (ms from the start of the cold open):`);
 for (const e of runs[Math.floor(runs.length / 2)].timeline) console.log(`  ${e.start.toFixed(2).padStart(7)} → ${e.end.toFixed(2).padStart(7)}  ${e.what}`);
 
@@ -69,6 +70,11 @@ async function fill(count) {
 async function coldOpen(count, split) {
   const { init, open } = await import("ttlkv");
   const timeline = [];
+  // Reads of each metadata page by the open under way: an open reads a page that fails its check
+  // a second time before it reports CORRUPTION (src/engine/recovery.rs); `readAgain` counts them.
+  const metaReads = new Map();
+  let readAgain = 0;
+  const tallyReadAgain = () => (readAgain += [...metaReads.values()].filter((n) => n > 1).length);
   let t0 = 0;
   const stamp = (what) => {
     const e = { what, start: performance.now() - t0, end: NaN };
@@ -115,6 +121,7 @@ async function coldOpen(count, split) {
       const target = method === "put" ? args[1] : args[0];
       const arg = target instanceof IDBKeyRange ? `${target.lower}…${target.upper}` : String(target);
       const done = stamp(`  ${this.name}.${method}(${arg.slice(0, 40)})`);
+      if (method === "get" && this.name === "pages" && arg.startsWith("m/")) metaReads.set(arg, (metaReads.get(arg) ?? 0) + 1);
       r.addEventListener("success", () => {
         const result = r.result;
         const sst = result instanceof Uint8Array ? sstNamed(result) : undefined;
@@ -171,8 +178,10 @@ async function coldOpen(count, split) {
     }
     throw new Error(`${what}: ${e.code ?? e.name}: ${e.message}\n  delivered to the page: ${delivered.join("; ")}\n  stored: ${stored.join("; ")}`);
   };
+  metaReads.clear();
   const db = await open("cold-open-probe", { maintenance: "manual" }).catch(failed("the first open"));
   opened();
+  tallyReadAgain();
   const got = stamp("first get()");
   const v = await db.get(k);
   got();
@@ -181,8 +190,10 @@ async function coldOpen(count, split) {
   // The same again in this page, the engine loaded and run once: what the open costs without
   // any first-run work (compiling, allocating the engine's memory, JIT warm-up).
   const again = performance.now();
+  metaReads.clear();
   const db2 = await open("cold-open-probe", { maintenance: "manual" }).catch(failed("the second open"));
   const reopened = performance.now();
+  tallyReadAgain();
   await db2.get(k);
   const regot = performance.now();
   await db2.close();
@@ -215,6 +226,7 @@ async function coldOpen(count, split) {
       "second open()'s first get()": regot - reopened,
     },
     timeline,
+    readAgain,
   };
 
   /** The SST id a metadata page names (after its magic "TKVS" and 8 bytes, a u64 LE), if it is one. */
