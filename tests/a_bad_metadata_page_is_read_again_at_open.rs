@@ -10,7 +10,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use common::{run, small, T0};
-use ttlkv::store::{Commit, ManifestRecord, MemoryStore, PageId, PageKind, PageStore, StoreFuture};
+use ttlkv::store::{MemoryStore, PageId, PageStore, StoreFuture};
 use ttlkv::{Db, ErrorKind, FakeClock};
 
 /// What a [`Misreading`] store hands back instead of one page's bytes.
@@ -35,18 +35,7 @@ struct Misreading {
 }
 
 impl PageStore for Misreading {
-    fn read_manifest(&self) -> StoreFuture<'_, Option<ManifestRecord>> {
-        self.inner.read_manifest()
-    }
-    fn get_page(&self, id: PageId) -> StoreFuture<'_, Option<Vec<u8>>> {
-        self.inner.get_page(id)
-    }
-    fn list_pages(&self, kind: PageKind) -> StoreFuture<'_, Vec<PageId>> {
-        self.inner.list_pages(kind)
-    }
-    fn commit(&self, commit: Commit) -> StoreFuture<'_, ()> {
-        self.inner.commit(commit)
-    }
+    forward_to_inner!(read_manifest, get_page, list_pages, commit);
     fn get_pages(&self, ids: Vec<PageId>) -> StoreFuture<'_, Vec<Option<Vec<u8>>>> {
         let this = self.clone();
         Box::pin(async move {

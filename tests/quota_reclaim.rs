@@ -12,8 +12,7 @@ use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use ttlkv::store::{
-    Commit, FaultPlan, FaultyStore, ManifestRecord, MemoryStore, PageId, PageKind, PageStore,
-    StoreFuture, YieldFuture,
+    Commit, FaultPlan, FaultyStore, MemoryStore, PageKind, PageStore, StoreFuture, YieldFuture,
 };
 use ttlkv::{
     Db, DbOptions, ErrorKind, ExpireCondition, ExpiredEntry, FakeClock, GetExOptions, PurgeReport,
@@ -386,17 +385,7 @@ struct Counting {
 }
 
 impl PageStore for Counting {
-    fn read_manifest(&self) -> StoreFuture<'_, Option<ManifestRecord>> {
-        self.inner.read_manifest()
-    }
-
-    fn get_page(&self, id: PageId) -> StoreFuture<'_, Option<Vec<u8>>> {
-        self.inner.get_page(id)
-    }
-
-    fn list_pages(&self, kind: PageKind) -> StoreFuture<'_, Vec<PageId>> {
-        self.inner.list_pages(kind)
-    }
+    forward_to_inner!(read_manifest, get_page, list_pages);
 
     fn commit(&self, commit: Commit) -> StoreFuture<'_, ()> {
         if let Some(then) = self.refusing.get() {

@@ -77,6 +77,38 @@ pub fn small() -> DbOptions {
     }
 }
 
+/// The `PageStore` methods named, each passing its call unchanged to the store in `self.inner`:
+/// a test's store writes the methods it changes and lists the others here.
+#[macro_export]
+macro_rules! forward_to_inner {
+    ($($method:ident),* $(,)?) => { $( $crate::forward_to_inner!(@ $method); )* };
+    (@ read_manifest) => {
+        fn read_manifest(
+            &self,
+        ) -> ttlkv::store::StoreFuture<'_, Option<ttlkv::store::ManifestRecord>> {
+            self.inner.read_manifest()
+        }
+    };
+    (@ get_page) => {
+        fn get_page(&self, id: ttlkv::store::PageId) -> ttlkv::store::StoreFuture<'_, Option<Vec<u8>>> {
+            self.inner.get_page(id)
+        }
+    };
+    (@ list_pages) => {
+        fn list_pages(
+            &self,
+            kind: ttlkv::store::PageKind,
+        ) -> ttlkv::store::StoreFuture<'_, Vec<ttlkv::store::PageId>> {
+            self.inner.list_pages(kind)
+        }
+    };
+    (@ commit) => {
+        fn commit(&self, commit: ttlkv::store::Commit) -> ttlkv::store::StoreFuture<'_, ()> {
+            self.inner.commit(commit)
+        }
+    };
+}
+
 /// A store whose flagged commits fail after one yield (as a real IndexedDB transaction would).
 #[derive(Clone)]
 pub struct SlowFail {
@@ -85,18 +117,7 @@ pub struct SlowFail {
 }
 
 impl ttlkv::store::PageStore for SlowFail {
-    fn read_manifest(&self) -> ttlkv::store::StoreFuture<'_, Option<ttlkv::store::ManifestRecord>> {
-        self.inner.read_manifest()
-    }
-    fn get_page(&self, id: ttlkv::store::PageId) -> ttlkv::store::StoreFuture<'_, Option<Vec<u8>>> {
-        self.inner.get_page(id)
-    }
-    fn list_pages(
-        &self,
-        kind: ttlkv::store::PageKind,
-    ) -> ttlkv::store::StoreFuture<'_, Vec<ttlkv::store::PageId>> {
-        self.inner.list_pages(kind)
-    }
+    forward_to_inner!(read_manifest, get_page, list_pages);
     fn commit(&self, commit: ttlkv::store::Commit) -> ttlkv::store::StoreFuture<'_, ()> {
         if self.fail_next_commit.replace(false) {
             Box::pin(async {
