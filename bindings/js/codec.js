@@ -50,10 +50,13 @@ function keyBytes(key, copy) {
       bytes = copy ? scratch.slice(0, end) : scratch.subarray(0, end);
     } else bytes = encoder.encode(key);
   }
-  // A copy, made now: the app's own array could change before the engine copies it (an option's
-  // getter runs after the key is encoded, and a namespace's call reaches the engine later).
-  else if (key instanceof Uint8Array) bytes = new Uint8Array(key);
-  else throw new TtlKvError("INVALID_ARGUMENT", "a key must be a string or a Uint8Array");
+  else if (key instanceof Uint8Array) {
+    // A copy, made now (checked first, by the array's own length, which the copy reads): the
+    // app's array could change before the engine copies it (an option's getter runs after the
+    // key is encoded, and a namespace's call reaches the engine later).
+    checkKeyLength(lengthOf(key));
+    return new Uint8Array(key);
+  } else throw new TtlKvError("INVALID_ARGUMENT", "a key must be a string or a Uint8Array");
   checkKeyLength(bytes.length);
   return bytes;
 }
@@ -125,16 +128,18 @@ export function decodeKey(bytes, wasString) {
 }
 
 // A JSON-compatible value: null, boolean, finite number, string, array, plain object. Rejects
-// everything JSON.stringify would silently change (NaN, undefined, functions, Dates, cycles, an
-// object or array with a `toJSON` method), and returns a copy of its objects and arrays that
-// holds exactly the values it checked: each property it meets is read once (an app's getter or
-// proxy trap runs once), so a value cannot pass the check as one thing and be encoded as another
-// (a getter that returns 1, then NaN, would be stored as null). The copy is what JSON.stringify
-// encodes; its cost is about the check's own. Its properties are defined, not assigned, where
-// `Object.prototype` has one of the name (a setter there, or the prototype frozen, would take or
-// refuse an assignment; `__proto__` would set the copy's prototype), and a copy of an object
-// with no prototype has none (nothing inherited, a `toJSON` say, reaches JSON.stringify).
-function checkedJson(value, depth, seen) {
+// everything JSON.stringify would silently change (NaN, undefined, functions, Dates, cycles), and
+// returns a copy of its objects and arrays that holds exactly the values it checked: each
+// property it meets is read once (an app's getter or proxy trap runs once), so a value cannot
+// pass the check as one thing and be encoded as another (a getter that returns 1, then NaN, would
+// be stored as null). The copy is what JSON.stringify encodes; its cost is about the check's own.
+// An array's or plain object's `toJSON` method is called as JSON.stringify calls it (once, with
+// the key it is under), and its answer, checked as any value, stands for it; the answer's own
+// `toJSON` is not asked (`answered`). An object's properties are defined on the copy, not
+// assigned, where `Object.prototype` has one of the name (a setter there, or the prototype frozen,
+// would take or refuse an assignment; `__proto__` would set the copy's prototype), and a copy of
+// an object with no prototype has none (nothing inherited reaches JSON.stringify).
+function checkedJson(value, depth, seen, key, answered) {
   if (value === null || typeof value === "boolean" || typeof value === "string") return value;
   if (typeof value === "number") {
     if (!Number.isFinite(value)) throw new TtlKvError("INVALID_ARGUMENT", "numbers in a value must be finite");
@@ -145,23 +150,27 @@ function checkedJson(value, depth, seen) {
   }
   if (depth > MAX_JSON_DEPTH) throw new TtlKvError("INVALID_ARGUMENT", "a value is nested too deeply");
   if (seen.has(value)) throw new TtlKvError("INVALID_ARGUMENT", "a value cannot contain a cycle");
-  if (typeof value.toJSON === "function") {
-    throw new TtlKvError("INVALID_ARGUMENT", "a value cannot have a toJSON method: store what it returns");
+  const array = Array.isArray(value);
+  const proto = array ? undefined : Object.getPrototypeOf(value);
+  if (!array && proto !== Object.prototype && proto !== null) {
+    throw new TtlKvError("INVALID_ARGUMENT", "objects in a value must be plain objects");
+  }
+  if (!answered) {
+    const toJSON = value.toJSON;
+    if (typeof toJSON === "function") {
+      return checkedJson(Reflect.apply(toJSON, value, [String(key)]), depth + 1, seen, key, true);
+    }
   }
   seen.add(value);
   let copy;
-  if (Array.isArray(value)) {
+  if (array) {
     copy = [];
     const length = value.length;
-    for (let i = 0; i < length; i++) copy.push(checkedJson(value[i], depth + 1, seen));
+    for (let i = 0; i < length; i++) copy.push(checkedJson(value[i], depth + 1, seen, i, false));
   } else {
-    const proto = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) {
-      throw new TtlKvError("INVALID_ARGUMENT", "objects in a value must be plain objects");
-    }
     copy = proto === null ? Object.create(null) : {};
     for (const k of Object.keys(value)) {
-      const v = checkedJson(value[k], depth + 1, seen);
+      const v = checkedJson(value[k], depth + 1, seen, k, false);
       if (k in Object.prototype) Object.defineProperty(copy, k, { value: v, enumerable: true, writable: true, configurable: true });
       else copy[k] = v;
     }
@@ -186,7 +195,7 @@ function valuePayload(value) {
     return [VALUE_BYTES, value];
   }
   if (value === undefined) throw new TtlKvError("INVALID_ARGUMENT", "a value cannot be undefined");
-  return [VALUE_JSON, JSON.stringify(checkedJson(value, 0, new Set()))];
+  return [VALUE_JSON, JSON.stringify(checkedJson(value, 0, new Set(), "", false))];
 }
 
 /** The tag byte of a value with tag `tag` whose key was (or was not) a string. */
@@ -205,7 +214,7 @@ const scratch = new Uint8Array(SCRATCH_BYTES);
  * length and the copy another.
  */
 const typedArrayLength = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), "length").get;
-const lengthOf = (bytes) => Reflect.apply(typedArrayLength, bytes, []);
+export const lengthOf = (bytes) => Reflect.apply(typedArrayLength, bytes, []);
 
 /** `payload` (checked) behind the tag byte `first`. */
 function tagged(first, payload) {
@@ -324,7 +333,13 @@ export class PackedBatch {
 
   /** Appends the key's bytes; returns their length. Same errors as `encodeKey`. */
   #key(key) {
-    // Bytes, or a string too long whatever it holds: checked whole before anything is copied.
+    // Bytes are copied into the batch here, before the op's other fields are read, and checked
+    // by their own length (which the copy reads) first.
+    if (key instanceof Uint8Array) {
+      checkKeyLength(lengthOf(key));
+      return this.#append(key);
+    }
+    // Not a key, or a string too long whatever it holds: checked whole before anything is copied.
     if (typeof key !== "string" || key.length > MAX_KEY_BYTES) return this.#append(encodeKey(key));
     const length = this.#utf8(key);
     checkKeyLength(length);

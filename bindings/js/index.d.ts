@@ -19,8 +19,9 @@ export type Key = string | Uint8Array;
 /**
  * A JSON-compatible value: `null`, a boolean, a finite number, a string, an array of these or a
  * plain object (prototype `Object.prototype` or `null`) of these. `NaN`, `Infinity`, `undefined`
- * (also as a property value), functions, class instances such as `Date`, objects or arrays with
- * a `toJSON` method, and cycles are rejected with `INVALID_ARGUMENT`. Object keys such as
+ * (also as a property value), functions, class instances such as `Date`, and cycles are rejected
+ * with `INVALID_ARGUMENT`. An array's or plain object's `toJSON` method is called once, as
+ * `JSON.stringify` calls it, and its answer is stored, checked as any value. Object keys such as
  * `"__proto__"` round-trip as plain data. A value is read once, when the call is made.
  *
  * Values typed with an `interface` are not assignable to the object member (TypeScript gives
@@ -294,7 +295,8 @@ export interface OpenOptions {
    * Called synchronously for each expiring key (of any namespace) while a purge removes it. Return
    * nothing to let the key expire, or an {@link ExpireReplacement} to rewrite it instead. A hook
    * that throws or returns a Promise lets the key expire (a thrown error is reported with
-   * `console.error`, with the key).
+   * `console.error`, with the key). Called with the options object given to `open` as `this`; the
+   * hook is the one that object held when `open` was called.
    */
   onExpire?: ((entry: ExpireEvent) => ExpireReplacement | null | undefined | void) | undefined;
   /**

@@ -5,7 +5,7 @@
 // next, or its object holds later.
 
 import { TtlKvError } from "./errors.js";
-import { encodeKey, wellFormed } from "./codec.js";
+import { encodeKey, lengthOf, wellFormed } from "./codec.js";
 import {
   TTL_DEFAULT, TTL_NO_EXPIRY, TTL_AFTER_MS, TTL_AT, TTL_KEEP,
   PUT_ALWAYS, PUT_IF_ABSENT, PUT_IF_PRESENT,
@@ -129,7 +129,8 @@ export function scanArgs(opts) {
   const { prefix, start, end, limit: given, reverse } = readOptions(opts, ["prefix", "start", "end", "limit", "reverse"], "scan");
   const keyOrNone = (k, what) => (k === undefined ? undefined : encodeKey(k, what));
   // An empty prefix or start bounds nothing: every key has it / comes after it.
-  const emptyIsNone = (k) => ((typeof k === "string" || k instanceof Uint8Array) && k.length === 0 ? undefined : k);
+  // (Bytes by their own length, which the copy `encodeKey` makes reads.)
+  const emptyIsNone = (k) => ((typeof k === "string" ? k.length : k instanceof Uint8Array ? lengthOf(k) : 1) === 0 ? undefined : k);
   let limit = -1;
   if (given !== undefined) {
     if (typeof given !== "number" || !Number.isSafeInteger(given) || given < 0) {

@@ -222,19 +222,34 @@ test("a JSON value's copy defines its properties: a setter on Object.prototype, 
   assert.deepEqual(JSON.parse(child.stdout), { toString: "x", constructor: 1, valueOf: [true], hasOwnProperty: { a: 1 } });
 });
 
-test("a JSON value with a toJSON method is INVALID_ARGUMENT, nested or not, and writes nothing", async () => {
-  // JSON.stringify would store what toJSON returns, unchecked: NaN as null, say.
+test("a JSON value's toJSON method is called once, as JSON.stringify calls it, and its answer is checked as any value", async () => {
+  // After 9d8e967 toJSON was left out and the value stored as itself; before it, JSON.stringify
+  // stored toJSON's answer unchecked (NaN as null).
   const { db } = await fresh();
+  let calls = 0;
+  const keys = [];
+  const answering = (answer) => {
+    const value = [1, 2];
+    Object.defineProperty(value, "toJSON", { value: (key) => (calls++, keys.push(key), answer), enumerable: false });
+    return value;
+  };
+  await db.put("k", { list: answering([3, 4]), inArray: [answering({ b: 2 })] });
+  assert.deepEqual(await db.get("k"), { list: [3, 4], inArray: [{ b: 2 }] });
+  assert.equal(calls, 2);
+  assert.deepEqual(keys, ["list", "0"]);
   class Tagged extends Array {
-    toJSON() { return NaN; }
+    toJSON() { return { tagged: [...this] }; }
   }
-  const hidden = { a: 1 };
-  Object.defineProperty(hidden, "toJSON", { value: () => ({ b: 2 }), enumerable: false });
-  for (const value of [Object.assign([1, 2], { toJSON: () => NaN }), Tagged.from([1, 2]), hidden, { outer: [hidden] }]) {
-    await rejects(db.put("k", value), "INVALID_ARGUMENT");
-    await rejects(db.batch([{ type: "put", key: "k", value }]), "INVALID_ARGUMENT");
+  await db.batch([{ type: "put", key: "tagged", value: Tagged.from([5]) }]);
+  assert.deepEqual(await db.get("tagged"), { tagged: [5] });
+  // An answer that is not JSON is refused, and nothing is written.
+  for (const answer of [NaN, undefined, () => 1, new Date(0), { nested: NaN }]) {
+    await rejects(db.put("bad", answering(answer)), "INVALID_ARGUMENT");
+    await rejects(db.batch([{ type: "put", key: "bad", value: { a: answering(answer) } }]), "INVALID_ARGUMENT");
   }
-  assert.equal(await db.get("k"), undefined);
+  assert.equal(await db.get("bad"), undefined);
+  // A class instance is refused before its toJSON is asked, a Date too.
+  await rejects(db.put("date", new Date(0)), "INVALID_ARGUMENT");
 });
 
 test("a key or value given as bytes is copied when the call is made: its array changed later, or a length it lies about, changes nothing stored", async () => {
@@ -252,7 +267,8 @@ test("a key or value given as bytes is copied when the call is made: its array c
   await put;
   assert.equal(await ns.get(new Uint8Array([1])), "x");
   assert.equal(await ns.get(new Uint8Array([2])), undefined);
-  // A scan's bounds, changed while the scan goes on (it reads in pages of its own).
+  // A scan's bounds, changed while the scan goes on (it reads in pages of its own), or lying
+  // about their length (an empty prefix bounds nothing; this one is not empty).
   for (let i = 0; i < 600; i++) await db.put(`${i < 300 ? "a" : "b"}${String(i).padStart(4, "0")}`, "v");
   const prefix = new TextEncoder().encode("a");
   let seen = 0;
@@ -261,6 +277,15 @@ test("a key or value given as bytes is copied when the call is made: its array c
     if (++seen === 10) prefix[0] = 0x62;
   }
   assert.equal(seen, 300);
+  class Short extends Uint8Array {
+    get length() { return 0; }
+  }
+  let shortSeen = 0;
+  for await (const entry of db.scan({ prefix: new Short([0x61]) })) {
+    assert.ok(entry.key.startsWith("a"), entry.key);
+    shortSeen++;
+  }
+  assert.equal(shortSeen, 300);
   // A value whose length says 5, then 40: what is stored is its 5 bytes.
   class Lying extends Uint8Array {
     #reads = 0;
