@@ -192,11 +192,12 @@ impl Inner {
             let mut level = Vec::with_capacity(ids.len());
             for &id in ids {
                 let meta = match sst_meta_of(id, metas.next().flatten().as_ref()) {
-                    // Read and decoded again, alone, before it is reported: in WebKit an open
-                    // once decoded a metadata page whose bytes and checksum were right to
-                    // another SST's id, and the same bytes decoded again gave the right one
-                    // (docs/performance.md, "A fault this probe found"). Stored damage fails
-                    // twice; an open with none makes no extra round trip.
+                    // Read and decoded again, alone, before it is reported: in WebKit about one
+                    // open in four thousand decoded a metadata page whose bytes and checksum
+                    // were right to another SST's id, and the same bytes decoded again gave the
+                    // right one (docs/performance.md, "A fault this probe found"). Stored damage
+                    // fails twice; an open with none makes no extra round trip. (`Corruption` is
+                    // every error `sst_meta_of` gives today; a store error is not retried.)
                     Err(e) if e.kind() == ErrorKind::Corruption => {
                         let again = store.get_pages(alloc::vec![PageId::sst_meta(id)]).await?;
                         sst_meta_of(id, again.first().and_then(Option::as_ref))?
