@@ -56,6 +56,25 @@ fn time_ahead_of_clock(stored: i64, reading: i64) -> Option<Error> {
     })
 }
 
+/// `decode`'s answer once two decodes in a row give the same one (at most three decodes), else
+/// the last one's error, or `Corruption` if they all decoded but none alike. For the manifest,
+/// which the open commits back, re-encoded, before anything checks it: in WebKit a decode of a
+/// metadata page once read a field wrong from bytes that were right, and right the second time
+/// (docs/performance.md, "A fault this probe found"); a manifest field read so (an SST id,
+/// `wal_first`, `next_sst_id`) would be stored for good. The manifest is small: a second decode
+/// costs little beside the open's round trips.
+fn decoded_alike<T: PartialEq>(decode: impl Fn() -> Result<T>) -> Result<T> {
+    let mut last = decode();
+    for _ in 0..2 {
+        let next = decode();
+        if matches!((&last, &next), (Ok(a), Ok(b)) if a == b) {
+            return next;
+        }
+        last = next;
+    }
+    last.and_then(|_| Err(Error::corruption("decoded differently each time")))
+}
+
 /// Take the writer role: commit the manifest back with a higher `writer_epoch` and the clock
 /// seed. From that commit on, every commit of an earlier writer fails with `Fenced`, so what the
 /// open reads *after* it is everything any writer ever acknowledged. (Read before it, a WAL page
@@ -78,7 +97,7 @@ async fn take_writer_role(
                 )))
             }
             Some(r) => (
-                Manifest::decode(&r.bytes).map_err(|e| e.context("manifest"))?,
+                decoded_alike(|| Manifest::decode(&r.bytes)).map_err(|e| e.context("manifest"))?,
                 r.version,
             ),
             None => (
@@ -345,5 +364,57 @@ impl Inner {
             #[cfg(feature = "threads")]
             compaction_job: RefCell::new(None),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+    use core::cell::Cell;
+
+    /// A decode that gives `answers` in turn (the last one from then on), counting its calls.
+    fn decoding(answers: &[Result<u32>]) -> (impl Fn() -> Result<u32> + '_, Rc<Cell<usize>>) {
+        let calls = Rc::new(Cell::new(0));
+        let counted = calls.clone();
+        let decode = move || {
+            let i = counted.get();
+            counted.set(i + 1);
+            answers[i.min(answers.len() - 1)].clone()
+        };
+        (decode, calls)
+    }
+
+    #[test]
+    fn two_decodes_that_agree_are_the_answer() {
+        let answers = [Ok(5)];
+        let (decode, calls) = decoding(&answers);
+        assert_eq!(decoded_alike(decode).unwrap(), 5);
+        assert_eq!(calls.get(), 2);
+    }
+
+    #[test]
+    fn a_first_decode_that_reads_wrong_or_fails_is_outvoted_by_the_next_two() {
+        for first in [Ok(1_179_670_597), Err(Error::corruption("checksum"))] {
+            let answers = [first, Ok(5)];
+            let (decode, calls) = decoding(&answers);
+            assert_eq!(decoded_alike(decode).unwrap(), 5);
+            assert_eq!(calls.get(), 3);
+        }
+    }
+
+    #[test]
+    fn decodes_that_never_agree_are_corruption_and_a_failing_one_keeps_its_error() {
+        let answers = [Ok(1), Ok(2), Ok(3)];
+        let (decode, calls) = decoding(&answers);
+        let e = decoded_alike(decode).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corruption);
+        assert!(e.to_string().contains("decoded differently"), "{e}");
+        assert_eq!(calls.get(), 3);
+        let answers = [Err(Error::storage("stored damage"))];
+        let (decode, calls) = decoding(&answers);
+        let e = decoded_alike(decode).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Storage);
+        assert_eq!(calls.get(), 3);
     }
 }
