@@ -4,7 +4,7 @@
 
 import { TtlKvError } from "./errors.js";
 import { encodeKey, encodeKeyInPlace, encodeValue, encodeValueInPlace, passedAsString, PackedBatch } from "./codec.js";
-import { invalid, readOptions, checkName, checkKnown, positiveInt, checkedTtl, tooLong, integer, putArgs, batchPutArgs, conditionBits, scanArgs } from "./options.js";
+import { invalid, readOptions, givenOf, checkName, checkKnown, positiveInt, checkedTtl, tooLong, integer, putArgs, batchPutArgs, conditionBits, scanArgs } from "./options.js";
 import { valueOf, entryOf, reaper, scanPages, Snapshot } from "./snapshot.js";
 import { guardMethods, guardedPromise, rejectAsInputError } from "./guard.js";
 import { TTL_AFTER_MS, TTL_AT, TTL_NO_EXPIRY, MAX_JS_TTL_MS } from "./protocol.js";
@@ -128,7 +128,7 @@ export class Db {
   async getEx(key, opts) {
     const k = encodeKey(key);
     const o = readOptions(opts, ["ttlMs", "expireAt", "persist"], "getEx");
-    const given = Object.keys(o).filter((x) => o[x] !== undefined);
+    const given = givenOf(o);
     if (given.length > 1) throw invalid("getEx takes at most one of ttlMs, expireAt, persist");
     // No option: a plain get, which changes nothing.
     if (given.length === 0) return valueOf(await this.#call("get", [k]));

@@ -3,7 +3,7 @@
 // destroy() wait for.
 
 import { TtlKvError } from "./errors.js";
-import { invalid, readOptions } from "./options.js";
+import { invalid, readOptions, givenOf } from "./options.js";
 import { describe } from "./guard.js";
 import initWasm, { initSync, useErrorClass } from "./pkg/ttlkv_web.js";
 
@@ -26,7 +26,7 @@ const SOURCE_KINDS = ["module", "bytes", "url"];
 
 function checkSource(options) {
   const o = readOptions(options, SOURCE_KINDS, "init");
-  const kinds = SOURCE_KINDS.filter((k) => o[k] !== undefined);
+  const kinds = givenOf(o);
   if (kinds.length !== 1) throw invalid("init takes exactly one of module, bytes, url");
   const [kind] = kinds;
   const value = o[kind];

@@ -39,6 +39,9 @@ export function readOptions(opts, allowed, what) {
   return read;
 }
 
+/** The names of the options `read` gives (not `undefined`), for a rule that allows one of them. */
+export const givenOf = (read) => Object.keys(read).filter((k) => read[k] !== undefined);
+
 export function checkKnown(opts, allowed, what) {
   for (const k of Object.keys(opts)) {
     if (!allowed.includes(k)) throw invalid(`unknown ${what} option "${k}"`);
@@ -84,9 +87,11 @@ export function putArgs(opts) {
   opts = plainOptions(opts, "put options");
   checkKnown(opts, PUT_OPTIONS, "put");
   const { ttlMs, expireAt, keepTtl, noExpiry } = opts;
-  const ttl = { ttlMs, expireAt, keepTtl, noExpiry };
-  const given = Object.keys(ttl).filter((k) => ttl[k] !== undefined);
-  if (given.length > 1) throw invalid(`at most one of ttlMs, expireAt, keepTtl, noExpiry (got ${given.join(", ")})`);
+  // Counted first: a put's options are on its hot path, the names only for the error.
+  if ((ttlMs !== undefined) + (expireAt !== undefined) + (keepTtl !== undefined) + (noExpiry !== undefined) > 1) {
+    const given = givenOf({ ttlMs, expireAt, keepTtl, noExpiry });
+    throw invalid(`at most one of ttlMs, expireAt, keepTtl, noExpiry (got ${given.join(", ")})`);
+  }
   let kind = TTL_DEFAULT;
   let arg = 0;
   if (ttlMs !== undefined) [kind, arg] = [TTL_AFTER_MS, checkedTtl(ttlMs, "ttlMs")];
