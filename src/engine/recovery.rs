@@ -215,13 +215,12 @@ impl Inner {
                     // open in four thousand decoded a metadata page whose bytes and checksum
                     // were right to another SST's id, and the same bytes decoded again gave the
                     // right one (docs/performance.md, "A fault this probe found"). Stored damage
-                    // fails twice; an open with none makes no extra round trip. (`Corruption` is
-                    // every error `sst_meta_of` gives today; a store error is not retried.)
-                    Err(e) if e.kind() == ErrorKind::Corruption => {
+                    // fails twice; an open with none makes no extra round trip.
+                    Err(_) => {
                         let again = store.get_pages(alloc::vec![PageId::sst_meta(id)]).await?;
                         sst_meta_of(id, again.first().and_then(Option::as_ref))?
                     }
-                    read => read?,
+                    Ok(meta) => meta,
                 };
                 referenced.push(id);
                 level.push(Rc::new(SstHandle::new(meta)));
