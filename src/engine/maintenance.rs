@@ -169,10 +169,10 @@ impl Inner {
         if self.compaction_job_running() {
             // Not its own plan again: the step that finds the job done installs it.
             candidates.push(now.saturating_add(COMPACTION_JOB_POLL_MS));
-            if !self.reclaimable(&st).is_empty() {
+            if self.any_reclaimable(&st) {
                 candidates.push(now);
             }
-        } else if self.plan_compaction(&st).is_some() || !self.reclaimable(&st).is_empty() {
+        } else if self.compaction_due(&st) || self.any_reclaimable(&st) {
             candidates.push(now);
         }
         candidates.into_iter().min().map(|t| t.max(now))

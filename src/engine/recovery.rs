@@ -339,6 +339,9 @@ impl Inner {
             rows: RowCache::new(options.row_cache_bytes),
             obsolete: Vec::new(),
             snapshots: Vec::new(),
+            none_due: Cell::new(None),
+            #[cfg(test)]
+            none_due_plans: Cell::new(0),
             next_expiry: None,
             next_expiry_known: false,
             next_expiry_lookups: 0,

@@ -101,6 +101,12 @@ pub(crate) struct State {
     /// Pinned read points (snapshots and running scans), ordered by (seq, time): a few at a
     /// time, so a sorted list ([`State::pin`], [`ReadPin`]).
     pub snapshots: Vec<PinnedRead>,
+    /// That no compaction was due, and until when that holds unless the manifest, the purge
+    /// horizon or the pins change (`compaction/plan.rs`, `Inner::compaction_due`).
+    pub none_due: Cell<Option<crate::engine::compaction::NoneDue>>,
+    /// The plans `Inner::compaction_due` made (tests count them).
+    #[cfg(test)]
+    pub none_due_plans: Cell<u64>,
     /// The earliest expiry that may be due (`None`: none known); lowered by writes with an
     /// earlier expiry ([`State::note_expiry`]), recomputed by the purge (`purge.rs`).
     pub next_expiry: Option<i64>,

@@ -27,5 +27,6 @@ mod parts;
 mod plan;
 mod run;
 
+pub(crate) use parts::NoneDue;
 #[cfg(feature = "threads")]
 pub(crate) use parts::RunningJob;

@@ -2,6 +2,7 @@
 //! holds them any more, in the next flush or compaction commit or in a commit of their own.
 //!
 //! Owns the `Inner` methods [`reclaimable`](Inner::reclaimable),
+//! [`any_reclaimable`](Inner::any_reclaimable),
 //! [`forget_reclaimed`](Inner::forget_reclaimed) and
 //! [`reclaim_obsolete`](Inner::reclaim_obsolete) (and its `_locked` form); of the state, `State::obsolete` (filled by
 //! `run.rs`) and the page cache entries of deleted pages.
@@ -25,6 +26,11 @@ impl Inner {
             }
         }
         pages
+    }
+
+    /// Whether [`reclaimable`](Self::reclaimable) would name any page (without listing them).
+    pub(crate) fn any_reclaimable(&self, st: &State) -> bool {
+        st.obsolete.iter().any(|sst| Rc::strong_count(sst) == 1)
     }
 
     /// After a commit that deleted `reclaimed`, drop those SSTs from the obsolete list and cache.

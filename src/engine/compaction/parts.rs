@@ -1,7 +1,8 @@
 //! The plain data a compaction passes between its steps: its [`Plan`], the runs its inputs
 //! merge as ([`input_runs`]), the merge's parameters and result ([`MergeParams`], [`Merged`]),
-//! and (`threads`) a [`RunningJob`]. Nothing here reaches the engine's state, so the state can
-//! hold a running job without importing the code that runs it.
+//! (`threads`) a [`RunningJob`], and the planner's kept "nothing due" ([`NoneDue`]). Nothing
+//! here reaches the engine's state, so the state can hold a running job and that answer without
+//! importing the code that makes them.
 
 use alloc::rc::Rc;
 use alloc::vec::Vec;
@@ -13,6 +14,26 @@ use crate::engine::sst_writer::BuiltSst;
 use crate::engine::version::SstHandle;
 #[cfg(feature = "threads")]
 use crate::error::Result;
+
+/// What a compaction plan reads of the state besides the time, as [`NoneDue`] keeps it: the
+/// version is replaced only with a manifest commit, which moves `manifest_version`;
+/// `purged_until` also moves in memory alone (`purge.rs`); the pinned reads matter only through
+/// `State::pinned_before(seq, i64::MAX)`, which the newest pin reading before the end of time
+/// decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PlanInputs {
+    pub(super) manifest_version: u64,
+    pub(super) purged_until: i64,
+    pub(super) newest_pin: Option<u64>,
+}
+
+/// `Inner::compaction_due`'s last answer when it was "no" (`plan.rs`): planned on `inputs`, it
+/// holds until the time reaches `until` (`Inner::none_due_until`). Kept in `State::none_due`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NoneDue {
+    pub(super) inputs: PlanInputs,
+    pub(super) until: i64,
+}
 
 /// One merge the planner chose.
 pub(crate) struct Plan {
