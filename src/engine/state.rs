@@ -19,7 +19,8 @@
 //!   `manifest_version`, `halted`;
 //! - `flush.rs`: `flush`, `flush_locked`; `active` into `frozen` into L0 of `version`, and the
 //!   WAL segments that makes redundant;
-//! - `compaction/plan.rs`: `plan_compaction`, `plan_full_step`; decides, changes nothing;
+//! - `compaction/plan.rs`: `plan_compaction`, `plan_full_step`, `compaction_due`; decides,
+//!   changes nothing but the kept answer `none_due`;
 //! - `compaction/run.rs`: `compact`, `run_compaction`; `version`, and `obsolete` (adds; a full
 //!   compaction also deletes between its steps);
 //! - `compaction/job.rs` (`threads`): `start_compaction_job`, `install_compaction_job`; the

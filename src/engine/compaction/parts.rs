@@ -16,7 +16,8 @@ use crate::engine::version::SstHandle;
 use crate::error::Result;
 
 /// What a compaction plan reads of the state besides the time, as [`NoneDue`] keeps it: the
-/// version is replaced only with a manifest commit, which moves `manifest_version`;
+/// version is replaced only with a manifest commit, which moves `manifest_version` (and emptied
+/// at close, where no plan is due either);
 /// `purged_until` also moves in memory alone (`purge.rs`); the pinned reads matter only through
 /// `State::pinned_before(seq, i64::MAX)`, which the newest pin reading before the end of time
 /// decides.

@@ -183,7 +183,8 @@ impl Inner {
     /// - the expiry compaction judges rows at `handled = min(now, purged_until - 1)`: while
     ///   `now` is below `purged_until - 1` that moves with every millisecond, so the answer holds
     ///   for this millisecond only (the purge never moves `purged_until` past the time it read
-    ///   plus one, and an open holds it there, so this is a guard, not a path taken); from
+    ///   plus one, and an open holds it there: only a clock that steps back between a reset
+    ///   open's two readings gets here); from
     ///   there on it is fixed, and only the periodic rule
     ///   (`creation_ts + periodic_compaction_ms`) is a time to wait for;
     /// - a whole drop wants every row's expiry at or before `now` and before `purged_until`,
