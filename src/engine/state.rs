@@ -231,7 +231,19 @@ impl State {
     /// Whether some pinned reader at or after `seq` reads at a time before `t` (and so may
     /// still see rows of that seq that expire at `t`).
     pub(crate) fn pinned_before(&self, seq: u64, t: i64) -> bool {
-        self.snapshots.iter().any(|p| p.seq >= seq && p.time < t)
+        self.newest_pin_before(t)
+            .is_some_and(|newest| newest >= seq)
+    }
+
+    /// The newest seq a pinned reader reading at a time before `t` holds: what
+    /// [`pinned_before`](Self::pinned_before) asks of the pins at `t`, whatever the seq.
+    pub(crate) fn newest_pin_before(&self, t: i64) -> Option<u64> {
+        // Ordered by (seq, time): the last that reads before `t` has the newest seq.
+        self.snapshots
+            .iter()
+            .rev()
+            .find(|p| p.time < t)
+            .map(|p| p.seq)
     }
 
     /// Whether some expiry-index entry may be due at `now` and not purged yet.

@@ -11,17 +11,21 @@ use alloc::rc::Rc;
 use alloc::vec::Vec;
 
 use crate::engine::state::{Inner, State};
-use crate::engine::version::sst_pages;
+use crate::engine::version::{sst_pages, SstHandle};
 use crate::error::Result;
 use crate::store::{Commit, PageId};
+
+/// Whether no reader holds `sst` any more: the one reference left is the obsolete list's own.
+fn unheld(sst: &Rc<SstHandle>) -> bool {
+    Rc::strong_count(sst) == 1
+}
 
 impl Inner {
     /// The pages of obsolete SSTs that no reader holds any more (safe to delete now).
     pub(crate) fn reclaimable(&self, st: &State) -> Vec<PageId> {
         let mut pages = Vec::new();
         for sst in &st.obsolete {
-            // One reference is the obsolete list itself.
-            if Rc::strong_count(sst) == 1 {
+            if unheld(sst) {
                 pages.extend(sst_pages(&sst.meta));
             }
         }
@@ -30,7 +34,7 @@ impl Inner {
 
     /// Whether [`reclaimable`](Self::reclaimable) would name any page (without listing them).
     pub(crate) fn any_reclaimable(&self, st: &State) -> bool {
-        st.obsolete.iter().any(|sst| Rc::strong_count(sst) == 1)
+        st.obsolete.iter().any(unheld)
     }
 
     /// After a commit that deleted `reclaimed`, drop those SSTs from the obsolete list and cache.

@@ -19,8 +19,7 @@ use crate::error::Result;
 /// version is replaced only with a manifest commit, which moves `manifest_version` (and emptied
 /// at close, where no plan is due either);
 /// `purged_until` also moves in memory alone (`purge.rs`); the pinned reads matter only through
-/// `State::pinned_before(seq, i64::MAX)`, which the newest pin reading before the end of time
-/// decides.
+/// `State::pinned_before(seq, i64::MAX)`, which `State::newest_pin_before(i64::MAX)` decides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PlanInputs {
     pub(super) manifest_version: u64,

@@ -113,13 +113,7 @@ fn plan_inputs(st: &State) -> PlanInputs {
     PlanInputs {
         manifest_version: st.manifest_version,
         purged_until: st.manifest.purged_until,
-        // Ordered by (seq, time): the last that reads before the end of time has the newest seq.
-        newest_pin: st
-            .snapshots
-            .iter()
-            .rev()
-            .find(|p| p.time < i64::MAX)
-            .map(|p| p.seq),
+        newest_pin: st.newest_pin_before(i64::MAX),
     }
 }
 
@@ -363,7 +357,7 @@ mod tests {
 
     use futures::executor::block_on;
 
-    use crate::clock::FakeClock;
+    use crate::clock::{Clock, FakeClock};
     use crate::engine::keys::internal_key;
     use crate::engine::namespace::TtlPolicy;
     use crate::engine::options::{DbOptions, Durability, PutCondition, Ttl};
@@ -419,8 +413,6 @@ mod tests {
         }
         panic!("maintenance never settled");
     }
-
-    use crate::clock::Clock;
 
     #[test]
     fn writes_ask_for_the_wakeup_without_planning_a_compaction_again() {
