@@ -186,7 +186,9 @@ async function coldOpen(count, split) {
   const v = await db.get(k);
   got();
   if (!v?.startsWith(String(Math.floor(count / 2)))) throw new Error(`read ${v}`);
+  const closed = stamp("close()");
   await db.close();
+  closed();
   // The same again in this page, the engine loaded and run once: what the open costs without
   // any first-run work (compiling, allocating the engine's memory, JIT warm-up).
   const again = performance.now();
@@ -222,6 +224,7 @@ async function coldOpen(count, split) {
       "  of which waiting for indexedDB.open": phase("indexedDB.open"),
       "  of which IndexedDB requests in flight": union(requests.map((x) => ({ start: x.start, end: Math.min(x.end, openEnd) }))),
       "first get()": phase("first get()"),
+      "close()": phase("close()"),
       "second open() in the same page": reopened - again,
       "second open()'s first get()": regot - reopened,
     },
