@@ -1,11 +1,14 @@
 // What one operation of the session mix costs, ttlkv against the mix's own reference (the async
 // `Map`, with a JSON copy for JSON values), counted by `perf stat` rather than timed: the
 // session mix's timings spread by a third from run to run on a busy machine, its instruction
-// counts by well under a percent. Each run is a child process that loads 100,000 keys (`put`
-// one by one; ttlkv then flushes and compacts, as `npm run bench` does before its mix), then
+// counts far less (the gets' within a percent; ttlkv's puts and mix within about 6 %, since its
+// maintenance runs on timers, whose turns fall differently from run to run). Each run is a child
+// process that loads 100,000 keys (`put` one by one; ttlkv then flushes and compacts, as `npm run
+// bench` does before its mix), collects the garbage (as the bench does before it times), then
 // runs 200,000 operations over the bench's Zipf keys (`zipfIndexes(100_000, 200_000, 42)`), and
 // only those are counted (a control FIFO; Node with `--single-threaded`, since `perf` counts
-// every thread of the process): `gets` alone, `puts` alone, or the `mix` (one put in 20).
+// every thread of the process, so V8's collector and compilers run on the counted thread):
+// `gets` alone, `puts` alone, or the `mix` (one put in 20).
 //
 // `node bench/mix-counted.mjs [gets|puts|mix] [json|strings] [runs] [package root...]` (Linux,
 // `perf` installed: `apt-get install linux-perf`; `mix`, `json` and 3 runs by default) prints,
@@ -35,7 +38,7 @@ if (process.argv[2] === "--child") {
   const [mode = "mix", values = "json", runs = "3", ...roots] = process.argv.slice(2);
   if (!MODES.includes(mode)) throw new Error(`the mode is one of ${MODES.join(", ")}, not ${mode}`);
   if (!VALUES.includes(values)) throw new Error(`the values are one of ${VALUES.join(", ")}, not ${values}`);
-  if (!(Number(runs) >= 1)) throw new Error(`runs must be a number of at least 1, not ${runs}`);
+  if (!(Number.isInteger(Number(runs)) && Number(runs) >= 1)) throw new Error(`runs must be an integer of at least 1, not ${runs}`);
   const stores = [REFERENCE, ...(roots.length ? roots : [checkout]).map((r) => path.resolve(r))];
   const counts = new Map(stores.map((s) => [s, []]));
   for (let run = 0; run < Number(runs); run++) for (const store of stores) counts.get(store).push(count(store, mode, values));
@@ -70,7 +73,7 @@ function count(store, mode, values) {
     const events = "instructions:u,cycles:u";
     const run = spawnSync(
       "perf",
-      ["stat", "-D", "-1", "--control", `fifo:${fifo}`, "-x", ",", "-e", events, "--", process.execPath, "--single-threaded", here, "--child", store, mode, values, fifo],
+      ["stat", "-D", "-1", "--control", `fifo:${fifo}`, "-x", ",", "-e", events, "--", process.execPath, "--single-threaded", "--expose-gc", here, "--child", store, mode, values, fifo],
       { encoding: "utf8" },
     );
     if (run.error) throw new Error(`perf could not run (apt-get install linux-perf): ${run.error.message}`);
@@ -92,6 +95,7 @@ async function child(store, mode, values, fifo) {
   for (let i = 0; i < KEYS; i++) await db.put(key(i), valueOf(i));
   await db.settle();
   const chosen = zipfIndexes(KEYS, OPS, 42);
+  globalThis.gc();
   writeFileSync(fifo, "enable\n");
   for (let j = 0; j < OPS; j++) {
     const i = chosen[j];

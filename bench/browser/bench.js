@@ -270,7 +270,7 @@ export async function coldOpen(count) {
   // ends with the first get's answer. A close is no part of it (an app keeps its database open),
   // and closes differ: IndexedDB's `close()` (raw, Dexie) returns at once, ttlkv's waits for a
   // commit of its clock seed (the time its reads saw, so that the clock never goes back across a
-  // reopen). Until 2026-12-01 each peer's close was timed with its open (the `close()` phase of
+  // reopen). Until b67a182 each peer's close was timed with its open (the `close()` phase of
   // `node bench/cold-open.mjs` gives ttlkv's).
   const time = async (peer, fn) => {
     const started = performance.now();
