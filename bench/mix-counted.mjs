@@ -8,7 +8,8 @@
 // runs 200,000 operations over the bench's Zipf keys (`zipfIndexes(100_000, 200_000, 42)`), and
 // only those are counted (a control FIFO; Node with `--single-threaded`, since `perf` counts
 // every thread of the process, so V8's collector and compilers run on the counted thread):
-// `gets` alone, `puts` alone, or the `mix` (one put in 20).
+// `gets` alone, `puts` alone, or the `mix` (one put in 20). The reference and ttlkv are the
+// bench's own (`mixReference` and `memoryTtlkv` in bench/workloads.mjs).
 //
 // `node bench/mix-counted.mjs [gets|puts|mix] [json|strings] [runs] [package root...]` (Linux,
 // `perf` installed: `apt-get install linux-perf`; `mix`, `json` and 3 runs by default) prints,
@@ -89,11 +90,17 @@ function count(store, mode, values) {
 }
 
 async function child(store, mode, values, fifo) {
-  const { key, sessionValue, value100, zipfIndexes } = await import(pathToFileURL(path.join(checkout, "bench/workloads.mjs")).href);
+  const { key, sessionValue, value100, zipfIndexes, mixReference, memoryTtlkv } = await import(pathToFileURL(path.join(checkout, "bench/workloads.mjs")).href);
   const valueOf = values === "json" ? sessionValue : value100;
-  const db = store === REFERENCE ? reference(values === "json") : await ttlkv(store);
-  for (let i = 0; i < KEYS; i++) await db.put(key(i), valueOf(i));
-  await db.settle();
+  let db;
+  if (store === REFERENCE) {
+    db = mixReference(values === "json");
+  } else {
+    const { open, destroy } = await import(pathToFileURL(path.join(store, "bindings/js/dist/server/node.js")).href);
+    db = await memoryTtlkv(open, destroy, `mix-counted-${process.pid}`);
+  }
+  for (let i = 0; i < KEYS; i++) await db.set(key(i), valueOf(i));
+  await db.settle?.();
   const chosen = zipfIndexes(KEYS, OPS, 42);
   globalThis.gc();
   writeFileSync(fifo, "enable\n");
@@ -101,36 +108,8 @@ async function child(store, mode, values, fifo) {
     const i = chosen[j];
     const put = mode === "puts" || (mode === "mix" && j % 20 === 0);
     // Awaited whether or not it is a Promise, as the bench's mix does with a Promise.
-    await (put ? db.put(key(i), valueOf(i + j)) : db.get(key(i)));
+    await (put ? db.set(key(i), valueOf(i + j)) : db.get(key(i)));
   }
   writeFileSync(fifo, "disable\n");
   await db.close();
-}
-
-/** The bench's reference (`sessionMix` in bench/node.mjs). */
-function reference(json) {
-  const m = new Map();
-  return json
-    ? { put: async (k, v) => void m.set(k, JSON.stringify(v)), get: async (k) => JSON.parse(m.get(k)), settle: async () => {}, close: async () => m.clear() }
-    : { put: async (k, v) => void m.set(k, v), get: async (k) => m.get(k), settle: async () => {}, close: async () => m.clear() };
-}
-
-/** ttlkv as the bench's mix opens it: memory storage, relaxed, a 30-minute default TTL. */
-async function ttlkv(root) {
-  const { open, destroy } = await import(pathToFileURL(path.join(root, "bindings/js/dist/server/node.js")).href);
-  const { SESSION_TTL } = await import(pathToFileURL(path.join(checkout, "bench/workloads.mjs")).href);
-  const name = `mix-counted-${process.pid}`;
-  const db = await open(name, { storage: "memory", durability: "relaxed", defaultTtlMs: SESSION_TTL });
-  return {
-    put: (k, v) => db.put(k, v),
-    get: (k) => db.get(k),
-    settle: async () => {
-      await db.flush();
-      await db.compact();
-    },
-    close: async () => {
-      await db.close();
-      await destroy(name, { storage: "memory" });
-    },
-  };
 }

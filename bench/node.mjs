@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { LRUCache } from "lru-cache";
 import { TTLCache } from "@isaacs/ttlcache";
 import { open, destroy } from "../bindings/js/dist/server/node.js";
-import { SESSION_TTL, key, sessionValue, value100, zipfIndexes, uniformIndexes, shuffle, rng, median, sampleList } from "./workloads.mjs";
+import { SESSION_TTL, key, sessionValue, value100, zipfIndexes, uniformIndexes, shuffle, rng, median, sampleList, mixReference, memoryTtlkv } from "./workloads.mjs";
 
 let dbCounter = 0;
 const fresh = (prefix) => `${prefix}-${process.pid}-${dbCounter++}`;
@@ -37,27 +37,7 @@ function memoryPeers(max) {
       const c = new TTLCache({ max, ttl: SESSION_TTL });
       return { set: (k, v) => c.set(k, v), get: (k) => c.get(k), close: () => c.clear() };
     },
-    ttlkv: async () => {
-      const name = fresh("bench");
-      const db = await open(name, { storage: "memory", durability: "relaxed", defaultTtlMs: SESSION_TTL });
-      return {
-        set: (k, v) => db.put(k, v),
-        get: (k) => db.get(k),
-        batch: (ops) => db.batch(ops),
-        // What the load left to flush and compact, done before the clock starts; maintenance
-        // that the timed operations' own writes cause runs inside the timed window.
-        settle: async () => {
-          await db.flush();
-          await db.compact();
-        },
-        // A memory database lives on by name after close() until destroy(): the next peer, or
-        // the next sample, must not run beside this one's data.
-        close: async () => {
-          await db.close();
-          await destroy(name, { storage: "memory" });
-        },
-      };
-    },
+    ttlkv: () => memoryTtlkv(open, destroy, fresh("bench")),
   };
 }
 
@@ -81,20 +61,8 @@ export async function sessionMix({ keys, ops, values, keyChoice = "zipf", rounds
   const peers = memoryPeers(keys * 2);
   const json = values === "json";
   const valueOf = json ? sessionValue : value100;
-  // Not a peer but a ceiling: what any store costs that answers through a Promise (and, for an
-  // object, hands back a fresh copy of it, as ttlkv does; lru-cache hands back the stored object
-  // itself). A string needs no copy: it cannot be changed.
-  if (json) {
-    peers["reference: async Map + JSON copy"] = async () => {
-      const m = new Map();
-      return { set: async (k, v) => void m.set(k, JSON.stringify(v)), get: async (k) => JSON.parse(m.get(k)), close: () => m.clear() };
-    };
-  } else {
-    peers["reference: async Map"] = async () => {
-      const m = new Map();
-      return { set: async (k, v) => void m.set(k, v), get: async (k) => m.get(k), close: () => m.clear() };
-    };
-  }
+  // Not a peer but a ceiling (`mixReference`).
+  peers[json ? "reference: async Map + JSON copy" : "reference: async Map"] = async () => mixReference(json);
   const uniform = keyChoice === "uniform";
   if (!uniform && keyChoice !== "zipf") throw new Error(`sessionMix: unknown keyChoice ${keyChoice}`);
   const chosen = uniform ? uniformIndexes(keys, ops, 43) : zipfIndexes(keys, ops, 42);

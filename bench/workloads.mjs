@@ -59,6 +59,46 @@ export function sessionValue(i) {
   return { user: `user-${i}`, roles: ["reader"], cart: [{ sku: `sku-${i % 97}`, qty: 1 }], csrf: "x".repeat(900), seen: i };
 }
 
+/**
+ * The session mix's reference, not a peer but a ceiling: what any store costs that answers
+ * through a Promise (and, for an object, hands back a fresh copy of it, as ttlkv does; lru-cache
+ * hands back the stored object itself). A string needs no copy: it cannot be changed. One
+ * definition for the bench's mix (bench/node.mjs) and for what bench/mix-counted.mjs counts
+ * against it.
+ */
+export function mixReference(json) {
+  const m = new Map();
+  return json
+    ? { set: async (k, v) => void m.set(k, JSON.stringify(v)), get: async (k) => JSON.parse(m.get(k)), close: () => m.clear() }
+    : { set: async (k, v) => void m.set(k, v), get: async (k) => m.get(k), close: () => m.clear() };
+}
+
+/**
+ * ttlkv as the memory workloads open it (memory storage, relaxed, the sessions' TTL), named
+ * `name`, through `open` and `destroy` of the package under test: the bench's own build
+ * (bench/node.mjs) or another root's (bench/mix-counted.mjs).
+ */
+export async function memoryTtlkv(open, destroy, name) {
+  const db = await open(name, { storage: "memory", durability: "relaxed", defaultTtlMs: SESSION_TTL });
+  return {
+    set: (k, v) => db.put(k, v),
+    get: (k) => db.get(k),
+    batch: (ops) => db.batch(ops),
+    // What the load left to flush and compact, done before the clock starts; maintenance that
+    // the timed operations' own writes cause runs inside the timed window.
+    settle: async () => {
+      await db.flush();
+      await db.compact();
+    },
+    // A memory database lives on by name after close() until destroy(): the next peer, or the
+    // next sample, must not run beside this one's data.
+    close: async () => {
+      await db.close();
+      await destroy(name, { storage: "memory" });
+    },
+  };
+}
+
 /** The peers of the IndexedDB ingest (`window.bench.ingest` in bench/browser/bench.js). */
 export const IDB_INGEST_PEERS = ["raw IndexedDB, one transaction", "raw IndexedDB, one put per transaction", "idb-keyval setMany", "idb-keyval set", "Dexie bulkPut", "ttlkv"];
 
