@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { LRUCache } from "lru-cache";
 import { TTLCache } from "@isaacs/ttlcache";
 import { open, destroy } from "../bindings/js/dist/server/node.js";
-import { SESSION_TTL, key, sessionValue, value100, zipfIndexes, uniformIndexes, shuffle, rng, median, sampleList, mixReference, memoryTtlkv } from "./workloads.mjs";
+import { SESSION_TTL, key, sessionValue, value100, zipfIndexes, uniformIndexes, rng, median, sampleList, mixReference, memoryTtlkv, purgeTtlkv } from "./workloads.mjs";
 
 let dbCounter = 0;
 const fresh = (prefix) => `${prefix}-${process.pid}-${dbCounter++}`;
@@ -160,21 +160,7 @@ export async function purge({ due, totals, repeats = 3 }) {
 
 /** One purge of `due` keys among `total` on a fresh database: `{ ms, removed }`. */
 async function timedPurge(due, total, how) {
-  let now = 1_767_225_600_000;
-  const name = fresh("purge");
-  const db = await open(name, { storage: "memory", durability: "relaxed", maintenance: "manual", clock: () => now });
-  const ids = shuffle(Array.from({ length: total }, (_, i) => i), 7);
-  const dueSet = new Set(ids.slice(0, due));
-  for (let i = 0; i < total; i += 1000) {
-    const ops = [];
-    for (let j = i; j < Math.min(total, i + 1000); j++) {
-      ops.push({ type: "put", key: key(j), value: value100(j), ...(dueSet.has(j) ? { ttlMs: 1_000 } : {}) });
-    }
-    await db.batch(ops);
-  }
-  await db.flush();
-  await db.compact();
-  now += 5_000;
+  const { db, close } = await purgeTtlkv(open, destroy, fresh("purge"), due, total);
   collectGarbage();
   const started = performance.now();
   let removed = 0;
@@ -199,8 +185,7 @@ async function timedPurge(due, total, how) {
     removed = doomed.length;
   }
   const ms = performance.now() - started;
-  await db.close();
-  await destroy(name, { storage: "memory" });
+  await close();
   return { ms, removed };
 }
 

@@ -99,6 +99,37 @@ export async function memoryTtlkv(open, destroy, name) {
   };
 }
 
+/**
+ * The bench's purge database (bench/node.mjs, `purge`), through `open` and `destroy` of the
+ * package under test (bench/purge-alone.mjs passes another build's): `total` keys of 100-byte
+ * strings in batches of 1,000, `due` of them (chosen by a seeded shuffle) with a TTL of 1 s, on
+ * a clock the caller moves, flushed and compacted; then the clock is moved past their expiry.
+ * `close()` closes and destroys it.
+ */
+export async function purgeTtlkv(open, destroy, name, due, total) {
+  let now = 1_767_225_600_000;
+  const db = await open(name, { storage: "memory", durability: "relaxed", maintenance: "manual", clock: () => now });
+  const ids = shuffle(Array.from({ length: total }, (_, i) => i), 7);
+  const dueSet = new Set(ids.slice(0, due));
+  for (let i = 0; i < total; i += 1000) {
+    const ops = [];
+    for (let j = i; j < Math.min(total, i + 1000); j++) {
+      ops.push({ type: "put", key: key(j), value: value100(j), ...(dueSet.has(j) ? { ttlMs: 1_000 } : {}) });
+    }
+    await db.batch(ops);
+  }
+  await db.flush();
+  await db.compact();
+  now += 5_000;
+  return {
+    db,
+    close: async () => {
+      await db.close();
+      await destroy(name, { storage: "memory" });
+    },
+  };
+}
+
 /** The peers of the IndexedDB ingest (`window.bench.ingest` in bench/browser/bench.js). */
 export const IDB_INGEST_PEERS = ["raw IndexedDB, one transaction", "raw IndexedDB, one put per transaction", "idb-keyval setMany", "idb-keyval set", "Dexie bulkPut", "ttlkv"];
 
