@@ -6,10 +6,11 @@
 // under `node:inspector`'s CPU profiler (a sample every 50 µs), and the script prints where the
 // purge's samples went: the functions of most self time, and the share of each function named in
 // `PROFILE_FUNCTIONS` (a regular expression; the page searches and row reads by default) with what
-// it calls. The profiler's own samples are left out. Function names need an engine built with
-// them: `wasm-bindgen --keep-debug` over build.toml's server target's cargo output, without
-// wasm-opt, in a copy of bindings/js/dist/server given as the package root. Explains the purge
-// rows of docs/performance.md ("What the missed bars would take").
+// it calls. The profiler's own samples are left out, and so are V8's idle and unattributed ones.
+// Function names need an engine built with them: `wasm-bindgen --keep-debug` over build.toml's
+// server target's cargo output, without wasm-opt, in a copy of bindings/js/dist/server given as
+// the package root. Explains the purge rows of docs/performance.md ("What the missed bars would
+// take").
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { purgeTtlkv, median } from "./workloads.mjs";
