@@ -155,20 +155,29 @@ export async function ingest(count, peers, run = 0) {
       await time(peer, () => db.table("kv").bulkPut(data.map(([, v]) => v), data.map(([k]) => k)));
       db.close();
     } else if (peer === "ttlkv") {
-      const db = await ttlkvDb(named("bench-ttlkv-ingest"));
+      const load = async (db) => {
+        for (let i = 0; i < count; i += 1000) {
+          await db.batch(data.slice(i, i + 1000).map(([k, v]) => ({ type: "put", key: k, value: v })));
+        }
+        await db.flush();
+      };
+      let db = await ttlkvDb(named("bench-ttlkv-ingest"));
       let longest = 0;
-      await time(
-        peer,
-        async () => {
-          longest = await longestTask(async () => {
-            for (let i = 0; i < count; i += 1000) {
-              await db.batch(data.slice(i, i + 1000).map(([k, v]) => ({ type: "put", key: k, value: v })));
-            }
-            await db.flush();
-          });
-        },
-        "durable batches of 1,000, then flush",
-      );
+      const how = "durable batches of 1,000, then flush";
+      if (hasLongTasks) {
+        // The Long Tasks API only observes: the timed ingest runs under it.
+        await time(peer, async () => {
+          longest = await longestTask(() => load(db));
+        }, how);
+      } else {
+        // A heartbeat takes turns of the page's own, which slow what runs beside it (in WebKit
+        // ttlkv's ingest ran at about half its speed under one): the ingest is timed without
+        // it, then made again on a database of its own under it, for its longest task.
+        await time(peer, () => load(db), `${how}; timed without the heartbeat that measures its longest task`);
+        await db.close();
+        db = await ttlkvDb(named("bench-ttlkv-ingest-beat"));
+        longest = await longestTask(() => load(db));
+      }
       const compactLongest = await longestTask(() => db.compact());
       const worst = Math.max(longest, compactLongest);
       // The Long Tasks API reports only tasks of more than 50 ms: 0 means none was seen.
