@@ -32,23 +32,23 @@ if (heartbeatCost) {
   }
 }
 
-/** In the page: ttlkv's ingest alone, `runs` times each with and without a heartbeat, in turns. */
+/**
+ * In the page: ttlkv's side of the bench's ingest (`ttlkvIngest`, on a database as `ttlkvDb`
+ * makes it), `runs` times each with and without a heartbeat, in turns.
+ */
 async function inPageHeartbeatCost(runs) {
-  const { open, destroy } = await import("ttlkv");
+  const { destroy } = await import("ttlkv");
   const { key, value100 } = await import("/bench/workloads.mjs");
+  const { ttlkvDb, ttlkvIngest, heartbeat } = window.bench;
   const data = Array.from({ length: 100_000 }, (_, i) => [key(i), value100(i)]);
   const result = { with: [], without: [] };
   for (let r = 0; r < 2 * runs; r++) {
     const withBeat = r % 2 === 0;
     const name = `idb-ingest-heartbeat-${r}`;
-    await destroy(name).catch(() => {});
-    const db = await open(name, { maintenance: "manual" });
-    const beat = withBeat ? window.bench.heartbeat() : undefined;
+    const db = await ttlkvDb(name);
+    const beat = withBeat ? heartbeat() : undefined;
     const started = performance.now();
-    for (let i = 0; i < data.length; i += 1000) {
-      await db.batch(data.slice(i, i + 1000).map(([k, v]) => ({ type: "put", key: k, value: v })));
-    }
-    await db.flush();
+    await ttlkvIngest(db, data);
     const ms = performance.now() - started;
     beat?.stop();
     (withBeat ? result.with : result.without).push(Math.round((data.length / ms) * 1000));

@@ -23,6 +23,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { median } from "./workloads.mjs";
 
 const KEYS = 100_000;
 const OPS = 200_000;
@@ -56,12 +57,6 @@ if (process.argv[2] === "--child") {
 
 function thousands(x) {
   return Math.round(x).toLocaleString("en");
-}
-
-function median(xs) {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const middle = sorted.length / 2;
-  return sorted.length % 2 ? sorted[Math.floor(middle)] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 /** One child process under `perf stat`, counting only while the child says so (a control FIFO). */

@@ -41,7 +41,16 @@ async function keyvalStore(name) {
   return idbKeyval.createStore(name, "kv");
 }
 
-async function ttlkvDb(name, options = {}) {
+/** ttlkv's side of the IndexedDB ingest: `data` ([key, value] pairs) in durable batches of 1,000, then a flush. */
+export async function ttlkvIngest(db, data) {
+  for (let i = 0; i < data.length; i += 1000) {
+    await db.batch(data.slice(i, i + 1000).map(([k, v]) => ({ type: "put", key: k, value: v })));
+  }
+  await db.flush();
+}
+
+/** A fresh ttlkv database `name` on IndexedDB, maintenance run only when called. */
+export async function ttlkvDb(name, options = {}) {
   await destroy(name);
   return open(name, { maintenance: "manual", ...options });
 }
@@ -155,12 +164,7 @@ export async function ingest(count, peers, run = 0) {
       await time(peer, () => db.table("kv").bulkPut(data.map(([, v]) => v), data.map(([k]) => k)));
       db.close();
     } else if (peer === "ttlkv") {
-      const load = async (db) => {
-        for (let i = 0; i < count; i += 1000) {
-          await db.batch(data.slice(i, i + 1000).map(([k, v]) => ({ type: "put", key: k, value: v })));
-        }
-        await db.flush();
-      };
+      const load = (db) => ttlkvIngest(db, data);
       let db = await ttlkvDb(named("bench-ttlkv-ingest"));
       let longest = 0;
       const how = "durable batches of 1,000, then flush";
