@@ -431,8 +431,15 @@ test("errors keep their cause; bad arguments are INVALID_ARGUMENT", async () => 
   assert.equal(e.code, "STORAGE");
   assert.equal(e.cause.code, "STORAGE", "the cause is the adapter's error");
   assert.equal(e.cause.cause.code, "ENOTDIR", "whose cause is the file system's");
-  for (const bad of [() => fileStorage(""), () => fileStorage(42), () => fileStorage("d", { lockTimeoutMs: 0 }), () => fileStorage("d", { lockTimeout: 5 })]) {
-    assert.throws(bad, (e) => e.code === "INVALID_ARGUMENT");
+  for (const [bad, Type] of [
+    [() => fileStorage(""), TypeError],
+    [() => fileStorage(42), TypeError],
+    [() => fileStorage("d", { lockTimeoutMs: 0 }), RangeError],
+    [() => fileStorage("d", { lockTimeoutMs: 1.5 }), RangeError],
+    [() => fileStorage("d", { lockTimeoutMs: "5s" }), TypeError],
+    [() => fileStorage("d", { lockTimeout: 5 }), TypeError],
+  ]) {
+    assert.throws(bad, (e) => e instanceof Type && e.code === "INVALID_ARGUMENT", String(bad));
   }
   assert.equal(typeof fileStorage(pathToFileURL(scratchDir("url"))).getPage, "function", "a file: URL is a directory");
 });

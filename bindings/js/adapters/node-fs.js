@@ -51,7 +51,7 @@ import { link, mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/
 import { hostname } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { factoryOptions } from "./common/arguments.js";
+import { badArgument, factoryOptions } from "./common/arguments.js";
 
 const MANIFEST = "MANIFEST";
 const JOURNAL = "JOURNAL";
@@ -167,11 +167,12 @@ class FileStorage {
   constructor(dir, options) {
     if (dir instanceof URL) dir = fileURLToPath(dir);
     if (typeof dir !== "string" || dir.length === 0) {
-      throw failure("INVALID_ARGUMENT", "fileStorage takes a directory: a non-empty string or a file: URL");
+      throw badArgument("fileStorage takes a directory: a non-empty string or a file: URL");
     }
     const { lockTimeoutMs = DEFAULT_LOCK_TIMEOUT_MS } = factoryOptions(options, ["lockTimeoutMs"], "fileStorage");
     if (!Number.isSafeInteger(lockTimeoutMs) || lockTimeoutMs <= 0) {
-      throw failure("INVALID_ARGUMENT", "lockTimeoutMs must be an integer greater than 0");
+      const message = "fileStorage: lockTimeoutMs must be an integer greater than 0";
+      throw badArgument(message, typeof lockTimeoutMs === "number" ? RangeError : TypeError);
     }
     this.#dir = path.resolve(dir);
     this.#lockTimeoutMs = lockTimeoutMs;
