@@ -44,11 +44,11 @@ export function encodeKeyInPlace(key) {
 function keyBytes(key, copy) {
   let bytes;
   if (typeof key === "string") {
-    // A key within the limit in UTF-16 units fits the scratch space (3 bytes per unit at most).
-    if (key.length <= MAX_KEY_BYTES) {
-      const end = writeUtf8(scratch, 0, key);
-      bytes = copy ? scratch.slice(0, end) : scratch.subarray(0, end);
-    } else bytes = encoder.encode(key);
+    // Every UTF-16 unit is at least one UTF-8 byte: a key longer than the limit in units is too
+    // large whatever it holds. One within it fits the scratch space (3 bytes per unit at most).
+    if (key.length > MAX_KEY_BYTES) checkKeyLength(utf8Length(key));
+    const end = writeUtf8(scratch, 0, key);
+    bytes = copy ? scratch.slice(0, end) : scratch.subarray(0, end);
   }
   else if (key instanceof Uint8Array) {
     // A copy, made now (checked first, by the array's own length, which the copy reads): the
@@ -71,6 +71,25 @@ export function passedAsString(key) {
 }
 
 /** INVALID_ARGUMENT for an empty key, KEY_TOO_LARGE for one over MAX_KEY_BYTES. */
+/**
+ * How many bytes `text` takes in UTF-8 (a surrogate pair 4, a lone surrogate 3, as the encoder
+ * writes it), counted without encoding it: a string too long to store is refused by its size
+ * without allocating that size first (hundreds of MB for the longest strings).
+ */
+function utf8Length(text) {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) continue;
+    if (unit < 0x800) bytes += 1;
+    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 2;
+      i++;
+    } else bytes += 2;
+  }
+  return bytes;
+}
+
 function checkKeyLength(length) {
   if (length === 0) throw new TtlKvError("INVALID_ARGUMENT", "a key must be at least 1 byte");
   if (length > MAX_KEY_BYTES) throw new TtlKvError("KEY_TOO_LARGE", `key of ${length} bytes exceeds ${MAX_KEY_BYTES}`);
@@ -250,6 +269,8 @@ function encode(value, keyWasString, copy) {
     return copy ? scratch.slice(0, end) : scratch.subarray(0, end);
   }
   checkWellFormed(payload);
+  // Every UTF-16 unit is at least one UTF-8 byte: such a string is too long whatever it holds.
+  if (payload.length > MAX_VALUE_BYTES) tooLarge(utf8Length(payload));
   const bytes = encoder.encode(payload);
   if (bytes.length > MAX_VALUE_BYTES) tooLarge(bytes.length);
   return tagged(first, bytes);
@@ -350,7 +371,7 @@ export class PackedBatch {
   #value(value, keyWasString) {
     const [tag, payload] = valuePayload(value);
     // Every UTF-16 unit is at least one UTF-8 byte: such a string is too long whatever it holds.
-    if (typeof payload === "string" && payload.length > MAX_VALUE_BYTES) tooLarge(encoder.encode(payload).length);
+    if (typeof payload === "string" && payload.length > MAX_VALUE_BYTES) tooLarge(utf8Length(payload));
     this.#reserve(1);
     this.#bytes[this.#length++] = tagByte(tag, keyWasString);
     if (typeof payload !== "string") return this.#append(payload) + 1;

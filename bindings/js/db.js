@@ -85,7 +85,8 @@ export class Db {
   async getMany(keys) {
     if (!Array.isArray(keys)) throw invalid("getMany takes an array of keys");
     this.#checkOpen();
-    const encoded = keys.map((k) => encodeKey(k));
+    // Array.from visits a hole as `undefined`, which is no key (`map` would skip it).
+    const encoded = Array.from(keys, (k) => encodeKey(k));
     const raws = await Promise.all(encoded.map((k) => this.#call("get", [k])));
     return raws.map(valueOf);
   }

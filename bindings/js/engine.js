@@ -47,12 +47,53 @@ export function asTtlKvError(e) {
   return new TtlKvError("STORAGE", String(e && e.message ? e.message : e), { cause: e });
 }
 
-/** Engine methods a call may name (anything else is refused, also when it comes from a tab). */
-const DB_METHODS = new Set([
-  "put", "get", "getEntry", "has", "delete", "ttl", "expire", "expireAt", "persist", "getEx",
-  "batch", "snapshot", "dropNamespace", "clear", "purgeExpired", "flush", "compact", "stats", "maintenance",
+// The kinds of argument a call passes the engine (the engine checks each number's range itself).
+const BYTES = (x) => x instanceof Uint8Array;
+const NUMBER = (x) => typeof x === "number";
+const FLAG = (x) => typeof x === "boolean";
+const NAME = (x) => typeof x === "string";
+const NUMBER_OR_NONE = (x) => x === null || typeof x === "number";
+const BOUND = (x) => x === undefined || x instanceof Uint8Array;
+const OPS = (x) => x instanceof Float64Array;
+const KEY = [BYTES];
+const NONE = [];
+
+/**
+ * Engine methods a call may name, each with the kinds of the arguments `db.js` passes it
+ * (anything else is refused, also when it comes from a tab). A call another tab forwards is held
+ * to them (`forwardedCallError`): the engine's bindings would read a string where bytes belong
+ * as zeros, a number out of a byte's range modulo 256.
+ */
+const DB_METHODS = new Map([
+  ["put", [BYTES, BYTES, NUMBER, NUMBER, NUMBER]],
+  ["get", KEY], ["getEntry", KEY], ["has", KEY], ["delete", KEY], ["ttl", KEY], ["persist", KEY],
+  ["expire", [BYTES, NUMBER, NUMBER]], ["expireAt", [BYTES, NUMBER, NUMBER]], ["getEx", [BYTES, NUMBER, NUMBER]],
+  ["batch", [BYTES, OPS]], ["dropNamespace", [NAME]], ["purgeExpired", [NUMBER]],
+  ["snapshot", NONE], ["clear", NONE], ["flush", NONE], ["compact", NONE], ["stats", NONE], ["maintenance", NONE],
 ]);
-const SNAPSHOT_METHODS = new Set(["get", "getEntry", "has", "ttl", "scan"]);
+/** The same for a snapshot's methods (`snapshot.js`). */
+const SNAPSHOT_METHODS = new Map([
+  ["get", KEY], ["getEntry", KEY], ["has", KEY], ["ttl", KEY], ["scan", [BOUND, BOUND, BOUND, NUMBER, FLAG]],
+]);
+/** A namespace as `Db.namespace` names it: `[name, hasOptions, defaultTtlMs, maxTtlMs, handleId]`. */
+const NAMESPACE = [NAME, FLAG, NUMBER_OR_NONE, NUMBER_OR_NONE, NAME];
+
+const fits = (values, kinds) => Array.isArray(values) && values.length === kinds.length && kinds.every((kind, i) => kind(values[i]));
+
+/**
+ * Why call `message` (`{ ns, method, args }`, or `{ snapshot, method, args }`), forwarded by
+ * another tab, cannot run here (an INVALID_ARGUMENT TtlKvError), or `undefined` when it can: its
+ * method must be one this context's own calls make, with arguments of the kinds they pass.
+ */
+export function forwardedCallError(message) {
+  const { ns, snapshot, method, args } = message;
+  const methods = snapshot === undefined ? DB_METHODS : SNAPSHOT_METHODS;
+  const kinds = typeof method === "string" ? methods.get(method) : undefined;
+  if (kinds === undefined) return new TtlKvError("INVALID_ARGUMENT", `unknown method ${String(method)}`);
+  const keyspace = snapshot === undefined ? ns === null || fits(ns, NAMESPACE) : NAME(snapshot);
+  if (!keyspace || !fits(args, kinds)) return new TtlKvError("INVALID_ARGUMENT", `a forwarded ${method} call's arguments are not what ttlkv passes`);
+  return undefined;
+}
 /**
  * Writes that record their outcome under the call id another tab gives them (the engine writes
  * the record in the same batch as the effect), so that a call resent after a handover is answered

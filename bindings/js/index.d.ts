@@ -250,7 +250,8 @@ export type StorageOption = "auto" | "indexeddb" | "memory" | PageStoreAdapter;
  * What an `onExpire` hook may return to rewrite an expiring key instead of letting it expire. With
  * neither `ttlMs` nor `expireAt` the new value gets the default TTL (namespace, else database, else
  * none); a namespace `maxTtlMs` applies. A replacement that is already due, or one that gives both
- * `ttlMs` and `expireAt`, or an invalid value, lets the key expire.
+ * `ttlMs` and `expireAt`, holds an invalid value or has a field other than these three, lets the
+ * key expire.
  */
 export interface ExpireReplacement {
   /** The key's new value. */
@@ -310,7 +311,8 @@ export interface OpenOptions {
    * IndexedDB with several tabs or workers (ms, an integer > 0; default 5,000). One context holds
    * the writer role (a Web Lock per database name) and runs the engine; the others forward their
    * calls to it over a BroadcastChannel. A context whose forwarded call gets no answer for this
-   * long takes the role over from the silent writer, whose commits then fail with `FENCED`.
+   * long takes the role over from the silent writer, whose commits then fail with `FENCED`. A
+   * timer holds at most 2,147,483,647 ms (about 24.8 days): a longer timeout waits that long.
    */
   writerTimeoutMs?: number | undefined;
   /**

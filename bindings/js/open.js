@@ -10,10 +10,13 @@ import { takeLease } from "./lease.js";
 import * as wasm from "./pkg/ttlkv_web.js";
 import { invalid, readOptions, checkName, positiveInt, checkedTtl, flag, putArgs } from "./options.js";
 import { load } from "./load.js";
+import { timerDelay } from "./timer.js";
 import { Shared, report } from "./shared.js";
 import { Db } from "./db.js";
 
 const OPEN_OPTIONS = ["storage", "defaultTtlMs", "clock", "maintenance", "durability", "onExpire", "openTimeoutMs", "writerTimeoutMs", "resetClock"];
+/** What an `onExpire` hook's replacement may hold (`ExpireReplacement` in index.d.ts). */
+const REPLACEMENT_FIELDS = ["value", "ttlMs", "expireAt"];
 
 /** How long a tab waits for the writer tab to answer before it takes the role over (ms). */
 const DEFAULT_WRITER_TIMEOUT_MS = 5_000;
@@ -39,7 +42,7 @@ function withOpenTimeout(opening, ms) {
             "(an older version, or a pending delete) and has not let go",
         ),
       );
-    }, Math.min(ms, 2_147_483_647));
+    }, timerDelay(ms));
   });
   opening.then(
     (raw) => {
@@ -90,8 +93,11 @@ export async function openDb(name, options) {
           // Called as a method of the app's own options object, as `options.onExpire(…)` would be.
           const out = Reflect.apply(o.onExpire, options, [{ key: k, value: decoded.value, expireAt, ...(namespace ? { namespace } : {}) }]);
           if (out === undefined || out === null) return undefined;
-          const [kind, arg] = putArgs({ ttlMs: out.ttlMs, expireAt: out.expireAt });
-          return [encodeValue(out.value, decoded.keyWasString), kind, arg];
+          // Each field read once; one the replacement does not know (a misspelled `ttl`) would
+          // otherwise be dropped and the key rewritten with the default TTL.
+          const replacement = readOptions(out, REPLACEMENT_FIELDS, "onExpire replacement");
+          const [kind, arg] = putArgs({ ttlMs: replacement.ttlMs, expireAt: replacement.expireAt });
+          return [encodeValue(replacement.value, decoded.keyWasString), kind, arg];
         } catch (e) {
           // The key expires as if the hook had returned nothing.
           report("onExpire", k, e);

@@ -27,17 +27,33 @@ export function checkName(name, what) {
 
 /**
  * `opts` (an options object, or nothing) as a fresh object of its options named in `allowed`,
- * each read once (own or inherited, as a plain read finds it), after an own option not in
- * `allowed` is refused (`what` names the call). What the call then checks and uses is this
- * object's, not the app's, which may answer differently the next time or change later.
+ * each read once (`optionOf`), after an own option not in `allowed` is refused (`what` names the
+ * call). What the call then checks and uses is this object's, not the app's, which may answer
+ * differently the next time or change later.
  */
 export function readOptions(opts, allowed, what) {
   opts = plainOptions(opts, `${what} options`);
   checkKnown(opts, allowed, what);
   const read = {};
-  for (const k of allowed) read[k] = opts[k];
+  for (const k of allowed) read[k] = optionOf(opts, k);
   return read;
 }
+
+/**
+ * Option `k` of `opts`, own or inherited from a prototype of the app's (a class's getter or
+ * method), as a plain read finds it; but not from `Object.prototype`: a property put there is on
+ * every object, no option the app gave (a polluted `Object.prototype.storage` would otherwise
+ * turn every database that names no storage into a memory one).
+ */
+function optionOf(opts, k) {
+  if (hasOwn(opts, k)) return opts[k];
+  for (let o = Object.getPrototypeOf(opts); o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+    if (hasOwn(o, k)) return opts[k];
+  }
+  return undefined;
+}
+
+const hasOwn = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 
 /** The names of the options `read` gives (not `undefined`), for a rule that allows one of them. */
 export const givenOf = (read) => Object.keys(read).filter((k) => read[k] !== undefined);
@@ -86,7 +102,10 @@ export function putArgs(opts) {
   if (opts === undefined || opts === null) return PLAIN_PUT;
   opts = plainOptions(opts, "put options");
   checkKnown(opts, PUT_OPTIONS, "put");
-  const { ttlMs, expireAt, keepTtl, noExpiry } = opts;
+  const ttlMs = optionOf(opts, "ttlMs");
+  const expireAt = optionOf(opts, "expireAt");
+  const keepTtl = optionOf(opts, "keepTtl");
+  const noExpiry = optionOf(opts, "noExpiry");
   // Counted first: a put's options are on its hot path, the names only for the error.
   if ((ttlMs !== undefined) + (expireAt !== undefined) + (keepTtl !== undefined) + (noExpiry !== undefined) > 1) {
     const given = givenOf({ ttlMs, expireAt, keepTtl, noExpiry });
@@ -98,8 +117,8 @@ export function putArgs(opts) {
   else if (expireAt !== undefined) [kind, arg] = [TTL_AT, integer(expireAt, "expireAt")];
   else if (flag(keepTtl, "keepTtl")) kind = TTL_KEEP;
   else if (flag(noExpiry, "noExpiry")) kind = TTL_NO_EXPIRY;
-  const ifAbsent = flag(opts.ifAbsent, "ifAbsent");
-  const ifPresent = flag(opts.ifPresent, "ifPresent");
+  const ifAbsent = flag(optionOf(opts, "ifAbsent"), "ifAbsent");
+  const ifPresent = flag(optionOf(opts, "ifPresent"), "ifPresent");
   if (ifAbsent && ifPresent) throw invalid("ifAbsent and ifPresent cannot both be set");
   return [kind, arg, ifAbsent ? PUT_IF_ABSENT : ifPresent ? PUT_IF_PRESENT : PUT_ALWAYS];
 }

@@ -3,6 +3,7 @@
 // timer is caught up, the retry after a failed step); `useKeepAlive` for the entries.
 
 import { decodeKey, decodeValue } from "./codec.js";
+import { timerDelay } from "./timer.js";
 
 /**
  * For the entries: how to keep the runtime from ending the work of a maintenance step before it
@@ -131,7 +132,7 @@ export class Shared {
     const now = local.root.now();
     // After a failed step (storage failing, a clock reading that is no plausible time) the next
     // waits a while: its wake-up is due at once, and retrying at once would spin.
-    const delay = Math.min(Math.max(this.failed ? FAILED_STEP_RETRY_MS : 0, next - now), 2_147_483_647);
+    const delay = timerDelay(Math.max(this.failed ? FAILED_STEP_RETRY_MS : 0, next - now));
     this.armedFor = next;
     this.firesAt = now + delay;
     this.timer = setTimeout(() => this.run(), delay);

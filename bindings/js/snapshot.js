@@ -1,6 +1,6 @@
 // Reading rows: engine answers as the app's values and entries (valueOf, entryOf), scans fetched
-// page by page (scanPages), `Snapshot`, and the reaper that frees the engine resources behind an
-// object the app dropped (snapshots, unfinished scans, namespace handles).
+// page by page (pagesOf, scanPages), `Snapshot`, and the reaper that frees the engine resources
+// behind an object the app dropped (snapshots, unfinished scans, namespace handles).
 
 import { encodeKey, decodeKey, decodeValue } from "./codec.js";
 import { scanArgs } from "./options.js";
@@ -40,23 +40,32 @@ export const reaper =
       { register() {}, unregister() {} };
 
 /**
- * Entries of a scan, fetched page by page from snapshot `held.id` of `held.endpoint`, released at
- * the end (and `held.id` cleared: nothing is left for the reaper).
+ * Entries of a scan, fetched page by page (SCAN_PAGE entries at most) from snapshot `id` of
+ * `endpoint`: no call builds more than a page of entries, however many the scan covers.
+ */
+async function* pagesOf(endpoint, id, args) {
+  let { prefix, start, end, limit, reverse } = args;
+  while (limit !== 0) {
+    const page = limit < 0 ? SCAN_PAGE : Math.min(limit, SCAN_PAGE);
+    const rows = await endpoint.callSnapshot(id, "scan", [prefix, start, end, page, reverse]);
+    for (const row of rows) yield entryOf(row);
+    if (rows.length < page) return;
+    if (limit > 0) limit -= rows.length;
+    const last = rows[rows.length - 1][0];
+    if (reverse) end = last;
+    else start = after(last);
+  }
+}
+
+/**
+ * A `Db.scan`'s entries, fetched page by page from snapshot `held.id` of `held.endpoint`, which
+ * the scan took for itself: released at the end (and `held.id` cleared: nothing is left for the
+ * reaper).
  */
 export async function* scanPages(held, args) {
   const { endpoint, id } = held;
-  let { prefix, start, end, limit, reverse } = args;
   try {
-    while (limit !== 0) {
-      const page = limit < 0 ? SCAN_PAGE : Math.min(limit, SCAN_PAGE);
-      const rows = await endpoint.callSnapshot(id, "scan", [prefix, start, end, page, reverse]);
-      for (const row of rows) yield entryOf(row);
-      if (rows.length < page) return;
-      if (limit > 0) limit -= rows.length;
-      const last = rows[rows.length - 1][0];
-      if (reverse) end = last;
-      else start = after(last);
-    }
+    yield* pagesOf(endpoint, id, args);
   } finally {
     held.id = undefined;
     endpoint.release(id);
@@ -88,13 +97,8 @@ export class Snapshot {
     const args = scanArgs(opts);
     const endpoint = this.#endpoint;
     const id = this.#id;
-    return {
-      async *[Symbol.asyncIterator]() {
-        const { prefix, start, end, limit, reverse } = args;
-        const rows = await endpoint.callSnapshot(id, "scan", [prefix, start, end, limit, reverse]);
-        for (const row of rows) yield entryOf(row);
-      },
-    };
+    // Paged like `Db.scan`; the snapshot is the app's, so the scan's end does not release it.
+    return { [Symbol.asyncIterator]: () => pagesOf(endpoint, id, args) };
   }
   release() {
     reaper.unregister(this);

@@ -14,7 +14,9 @@
 // was lost with it). Each forwarded call carries an id, and a write records its outcome under it
 // in the same atomic batch as its effect: a resent call is answered from that record and runs
 // once (engine.js `once`). Snapshots live on the writer that made them and end with it (CLOSED).
-import { TtlKvError } from "./errors.js";
+import { CODES, TtlKvError } from "./errors.js";
+import { forwardedCallError } from "./engine.js";
+import { timerDelay } from "./timer.js";
 
 /** Whether this context can coordinate with others (Web Locks and BroadcastChannel). */
 export function tabsSupported() {
@@ -65,8 +67,24 @@ function randomId() {
   return Math.random().toString(36).slice(2) + Date.now().toString(36);
 }
 
+/**
+ * The version of what tabs send each other: a call's method, arguments and answer. A writer
+ * answers a call of another version (a tab still running an older or newer ttlkv after the site
+ * was updated) with UNSUPPORTED instead of reading it as its own. Raise it whenever a call's
+ * arguments or answer change meaning. A call that names none is of version 1: what every ttlkv
+ * sent before calls were versioned.
+ */
+export const TABS_PROTOCOL = 1;
+const UNVERSIONED = 1;
+
 function plainError(e) {
   return { code: e?.code ?? "STORAGE", message: String(e?.message ?? e) };
+}
+
+/** The error a writer's answer carries, as a TtlKvError (STORAGE where its code is none this version knows). */
+function answeredError(error) {
+  const code = CODES.includes(error?.code) ? error.code : "STORAGE";
+  return new TtlKvError(code, typeof error?.message === "string" ? error.message : "the writer tab's answer held no error");
 }
 
 /** The coordinator of one open database in this context. */
@@ -238,7 +256,7 @@ export class Tabs {
     if (this.closing) return Promise.reject(new TtlKvError("CLOSED", "the database is closed"));
     if (this.role === "writer") return this.run(message);
     const id = `${this.me}:${this.nextCall++}`;
-    const full = { t: "call", id, from: this.me, ...message };
+    const full = { ...message, t: "call", v: TABS_PROTOCOL, id, from: this.me };
     const answer = new Promise((resolve, reject) => {
       const call = { message, full, resolve, reject, timer: undefined };
       this.pending.set(id, call);
@@ -266,21 +284,31 @@ export class Tabs {
         if (this.role === "follower") this.retry();
       };
       this.request({ steal: true }).then(done, done);
-    }, this.writerTimeoutMs);
+    }, timerDelay(this.writerTimeoutMs));
   }
 
   receive(data) {
     if (this.closed || data === null || typeof data !== "object") return;
     switch (data.t) {
-      case "call":
-        if (this.role !== "writer") return;
+      case "call": {
+        if (this.role !== "writer" || typeof data.id !== "string" || typeof data.from !== "string") return;
+        const version = data.v ?? UNVERSIONED;
+        const refused =
+          version !== TABS_PROTOCOL
+            ? new TtlKvError(
+                "UNSUPPORTED",
+                `a tab runs another version of ttlkv than the writer tab (its calls are of version ${String(version)}, ` +
+                  `the writer's of ${TABS_PROTOCOL}): reload the site's tabs so that they all run one version`,
+              )
+            : forwardedCallError(data);
         // `final`: this context still is the writer, not closing, so a CLOSED answer is the
         // call's own (a snapshot released, a namespace dropped), not this writer going away.
-        this.run(data).then(
+        (refused ? Promise.reject(refused) : this.run(data)).then(
           (value) => this.post({ t: "reply", id: data.id, to: data.from, ok: true, value }),
           (e) => this.post({ t: "reply", id: data.id, to: data.from, ok: false, error: plainError(e), final: this.role === "writer" && !this.closing }),
         );
         return;
+      }
       case "release":
         if (this.role === "writer") this.shared.local?.release(data.snapshot);
         return;
@@ -295,14 +323,15 @@ export class Tabs {
         // is resent to it, and runs there once) instead of failing, perhaps after it took effect.
         // A CLOSED the writer marks `final` is the call's own answer (a writer of an earlier
         // version marks none, and its calls wait as before).
-        if (!data.ok && (data.error.code === "FENCED" || (data.error.code === "CLOSED" && !data.final))) {
+        const error = data.ok ? undefined : answeredError(data.error);
+        if (error && (error.code === "FENCED" || (error.code === "CLOSED" && !data.final))) {
           this.arm(call);
           return;
         }
         this.pending.delete(data.id);
         clearTimeout(call.timer);
         if (data.ok) call.resolve(data.value);
-        else call.reject(new TtlKvError(data.error.code, data.error.message));
+        else call.reject(error);
         return;
       }
       case "writer":
@@ -319,7 +348,7 @@ export class Tabs {
         }
         return;
       case "expire":
-        this.shared.emit(data.expired);
+        if (Array.isArray(data.expired)) this.shared.emit(data.expired);
         return;
       case "deleted":
         // The writer, or a context opening the engine under the lock (it may have read the

@@ -7,7 +7,8 @@ import { LocalEndpoint } from "../../bindings/js/engine.js";
 import { TtlKvError } from "../../bindings/js/errors.js";
 import { encodeKey, encodeValue, PackedBatch } from "../../bindings/js/codec.js";
 import { TTL_DEFAULT, TTL_AFTER_MS, PUT_ALWAYS, PUT_IF_ABSENT } from "../../bindings/js/protocol.js";
-import { Tabs } from "../../bindings/js/tabs.js";
+import { Tabs, TABS_PROTOCOL } from "../../bindings/js/tabs.js";
+import { Snapshot } from "../../bindings/js/snapshot.js";
 
 const wasm = await import("../../bindings/js/pkg/ttlkv_web.js");
 await wasm.default({ module_or_path: readFileSync(new URL("../../bindings/js/pkg/ttlkv_web_bg.wasm", import.meta.url)) });
@@ -140,7 +141,8 @@ test("a CLOSED answer that is the call's own (a namespace dropped, a snapshot re
   writer.shared.local = { call: () => Promise.reject(dropped), close: async () => {} };
   const replies = [];
   writer.post = (message) => replies.push(message);
-  const call = (id) => writer.receive({ t: "call", id, from: "b", ns: 1, method: "get", args: [] });
+  const ns = ["sessions", false, null, null, "h:1"];
+  const call = (id) => writer.receive({ t: "call", id, from: "b", ns, method: "get", args: [encodeKey("k")] });
   try {
     call("b:0");
     await turn();
@@ -225,6 +227,151 @@ test("a closing follower whose takeover loses the lock to another tab's goes on 
     await tabs.close();
     if (saved) Object.defineProperty(globalThis, "navigator", saved);
     else delete globalThis.navigator;
+  }
+});
+
+test("a writerTimeoutMs past what a timer holds waits as long as a timer can, and takes no role from a writer that answers", async () => {
+  // setTimeout keeps its delay in 32 bits: 2 ** 32 ms would fire at once in a browser (after
+  // 1 ms in Node), and every forwarded call would steal the role from a healthy writer.
+  const requests = [];
+  const saved = Object.getOwnPropertyDescriptor(globalThis, "navigator");
+  Object.defineProperty(globalThis, "navigator", {
+    configurable: true,
+    value: { locks: { request: (name, options) => (requests.push(options), new Promise(() => {})) } },
+  });
+  const delays = [];
+  const realSetTimeout = globalThis.setTimeout;
+  globalThis.setTimeout = (fn, ms, ...rest) => (delays.push(ms), realSetTimeout(fn, ms, ...rest));
+  const tabs = coordinator("long-writer-timeout", async () => {}, 2 ** 32 + 5);
+  try {
+    tabs.follow();
+    tabs.post = () => {};
+    const before = requests.length;
+    tabs.forward({ ns: null, method: "put", args: [] }).catch(() => {});
+    globalThis.setTimeout = realSetTimeout;
+    assert.deepEqual(delays, [2_147_483_647], "the call's timer is armed for the longest delay a timer holds");
+    for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 1));
+    assert.equal(requests.slice(before).filter((o) => o.steal).length, 0, "no takeover");
+  } finally {
+    globalThis.setTimeout = realSetTimeout;
+    tabs.receive({ t: "reply", id: `${tabs.me}:0`, to: tabs.me, ok: true, value: true });
+    await tabs.close();
+    if (saved) Object.defineProperty(globalThis, "navigator", saved);
+    else delete globalThis.navigator;
+  }
+});
+
+test("a snapshot's scan asks the engine for a page of entries at a time, however many it covers", async () => {
+  // One call for the whole range would build every entry in the engine's memory at once.
+  const e = await endpoint();
+  for (let i = 0; i < 700; i++) await put(e, `k${String(i).padStart(4, "0")}`, i);
+  const id = await e.call(null, "snapshot", []);
+  const asked = [];
+  const recording = {
+    callSnapshot(snapshot, method, args) {
+      if (method === "scan") asked.push(args[3]);
+      return e.callSnapshot(snapshot, method, args);
+    },
+    release: (snapshot) => e.release(snapshot),
+  };
+  let seen = 0;
+  for await (const entry of new Snapshot(recording, id).scan()) {
+    assert.equal(entry.key, `k${String(seen).padStart(4, "0")}`);
+    seen++;
+  }
+  assert.equal(seen, 700);
+  assert.deepEqual(asked, [256, 256, 256], "three pages, the last one short");
+  asked.length = 0;
+  seen = 0;
+  for await (const _ of new Snapshot(recording, id).scan({ limit: 300 })) seen++;
+  assert.equal(seen, 300);
+  assert.deepEqual(asked, [256, 44]);
+  e.release(id);
+  await e.close();
+});
+
+test("a writer runs a call another tab forwards only if it is of its own version and passes what ttlkv passes; the engine never sees the rest", async () => {
+  // A tab left open over a site's update runs another version; a hand-made message could carry
+  // a string where bytes belong (the engine's bindings would read it as zeros) or a TTL kind
+  // out of a byte's range (read modulo 256).
+  const e = await endpoint();
+  const shared = { useRemote() {}, emit() {}, local: e };
+  const tabs = new Tabs(`checked-${n++}`, shared, async () => e, 60_000);
+  tabs.role = "writer";
+  const posted = [];
+  tabs.post = (m) => posted.push(m);
+  const key = encodeKey("k");
+  const value = encodeValue("v", true);
+  const send = async (call) => {
+    posted.length = 0;
+    tabs.receive({ t: "call", v: TABS_PROTOCOL, id: `other:${n++}`, from: "other", ns: null, ...call });
+    for (let i = 0; i < 5 && posted.length === 0; i++) await turn();
+    assert.equal(posted.length, 1, "one reply");
+    return posted[0];
+  };
+  try {
+    const newer = await send({ v: TABS_PROTOCOL + 1, method: "put", args: [key, value, TTL_DEFAULT, 0, PUT_ALWAYS] });
+    assert.equal(newer.ok, false);
+    assert.equal(newer.error.code, "UNSUPPORTED");
+    assert.match(newer.error.message, /another version of ttlkv/);
+    // A tab from before calls were versioned sends none: its calls are of version 1.
+    const unversioned = await send({ v: undefined, method: "has", args: [key] });
+    assert.deepEqual([unversioned.ok, unversioned.error?.code], TABS_PROTOCOL === 1 ? [true, undefined] : [false, "UNSUPPORTED"]);
+    for (const [what, call] of [
+      ["a string key", { method: "put", args: ["k", value, TTL_DEFAULT, 0, PUT_ALWAYS] }],
+      ["a TTL kind as a string", { method: "put", args: [key, value, String(TTL_AFTER_MS), 5, PUT_ALWAYS] }],
+      ["an argument short", { method: "put", args: [key, value, TTL_DEFAULT, 0] }],
+      ["args that are no array", { method: "delete", args: { 0: key, length: 1 } }],
+      ["a namespace that is no namespace", { ns: "otp", method: "delete", args: [key] }],
+      ["a method of Object.prototype", { method: "constructor", args: [] }],
+      ["a snapshot scan with a string bound", { ns: undefined, snapshot: "s.1", method: "scan", args: ["a", undefined, undefined, 10, false] }],
+    ]) {
+      const reply = await send(call);
+      assert.equal(reply.ok, false, what);
+      assert.equal(reply.error.code, "INVALID_ARGUMENT", what);
+    }
+    assert.equal(await e.call(null, "get", [key]), undefined, "nothing was written");
+    const fine = await send({ method: "put", args: [key, value, TTL_DEFAULT, 0, PUT_ALWAYS] });
+    assert.equal(fine.ok, true, "a call of this version with the right arguments runs");
+    assert.equal(await e.call(null, "get", [key]), "v");
+  } finally {
+    // The writer's close closes its engine, and the channel that would keep the process alive.
+    await tabs.close();
+  }
+});
+
+test("the engine refuses a code out of a byte's range instead of reading it modulo 256", async () => {
+  // 258 read as a byte is TTL_AFTER_MS (2), 257 is PUT_IF_ABSENT (1), 17 holds the nx bit.
+  const e = await endpoint();
+  try {
+    const key = encodeKey("k");
+    const value = encodeValue("v", true);
+    await rejects(Promise.resolve().then(() => e.call(null, "put", [key, value, 256 + TTL_AFTER_MS, 5, PUT_ALWAYS])), "INVALID_ARGUMENT");
+    await rejects(Promise.resolve().then(() => e.call(null, "put", [key, value, TTL_DEFAULT, 0, 256 + PUT_IF_ABSENT])), "INVALID_ARGUMENT");
+    await rejects(Promise.resolve().then(() => e.call(null, "getEx", [key, 256 + TTL_AFTER_MS, 5])), "INVALID_ARGUMENT");
+    await put(e, "k", "v");
+    await rejects(Promise.resolve().then(() => e.call(null, "expire", [key, 5, 16 + 1])), "INVALID_ARGUMENT");
+    await rejects(Promise.resolve().then(() => e.call(null, "expire", [key, 5, 1.5])), "INVALID_ARGUMENT");
+    assert.equal(await e.call(null, "ttl", [key]), -1, "nothing took effect");
+  } finally {
+    await e.close();
+  }
+});
+
+test("a forwarded call's answer without an error, or with a code this version does not know, fails the call STORAGE instead of throwing in the message handler", async () => {
+  const tabs = coordinator("odd-replies");
+  tabs.follow();
+  tabs.post = () => {};
+  try {
+    const first = tabs.forward({ ns: null, method: "get", args: [] });
+    tabs.receive({ t: "reply", id: `${tabs.me}:0`, to: tabs.me, ok: false });
+    await rejects(first, "STORAGE");
+    const second = tabs.forward({ ns: null, method: "get", args: [] });
+    tabs.receive({ t: "reply", id: `${tabs.me}:1`, to: tabs.me, ok: false, error: { code: "A_NEWER_CODE", message: "from a newer writer" } });
+    await assert.rejects(second, (e) => e instanceof TtlKvError && e.code === "STORAGE" && /from a newer writer/.test(e.message));
+    tabs.receive({ t: "expire", expired: "not a list" });
+  } finally {
+    await tabs.close();
   }
 });
 

@@ -365,6 +365,81 @@ test("values of exactly 16 MiB are accepted, one byte more is VALUE_TOO_LARGE", 
   assert.equal((await db.get("bytes")).length, limit, "the refused put changed nothing");
 });
 
+test("a string too long to store is refused by its size in UTF-8, counted exactly, by put, batch and get alike", async () => {
+  // Past the limit in UTF-16 units a string is too large whatever it holds, and is refused by
+  // its counted size without being encoded first.
+  const { db } = await fresh();
+  const limit = 16 * 1024 * 1024;
+  const text = "é".repeat(limit) + "😀";
+  const expect = (code, size) => (e) => e instanceof TtlKvError && e.code === code && e.message.includes(` of ${size} bytes`);
+  await assert.rejects(db.put("k", text), expect("VALUE_TOO_LARGE", 2 * limit + 4));
+  await assert.rejects(db.batch([{ type: "put", key: "k", value: text + "\uD800" }]), expect("VALUE_TOO_LARGE", 2 * limit + 4 + 3));
+  const key = "é".repeat(4_200) + "😀" + "\uDC00";
+  await assert.rejects(db.get(key), expect("KEY_TOO_LARGE", 8_400 + 4 + 3));
+  await assert.rejects(db.put(key, 1), expect("KEY_TOO_LARGE", 8_400 + 4 + 3));
+  await assert.rejects(db.batch([{ type: "delete", key }]), expect("KEY_TOO_LARGE", 8_400 + 4 + 3));
+  assert.equal(await db.has("k"), false);
+});
+
+test("getMany refuses a hole in its array of keys as it refuses undefined", async () => {
+  const { db } = await fresh();
+  await db.put("a", 1);
+  await rejects(db.getMany([, "a"]), "INVALID_ARGUMENT"); // eslint-disable-line no-sparse-arrays
+  await rejects(db.getMany(new Array(2)), "INVALID_ARGUMENT");
+  await rejects(db.getMany([undefined]), "INVALID_ARGUMENT");
+  assert.deepEqual(await db.getMany(["a", "b"]), [1, undefined]);
+});
+
+test("limits past 2^32 mean what they say: a purge or a snapshot's scan of 2^32 + 1 is not cut to 32 bits", async () => {
+  // The engine's bindings took limits as machine words: 2^32 + 1 became 1.
+  const { db, clock } = await fresh();
+  await db.batch(Array.from({ length: 5 }, (_, i) => ({ type: "put", key: `k${i}`, value: i, ttlMs: 10 })));
+  const snap = await db.snapshot();
+  const keys = [];
+  for await (const e of snap.scan({ limit: 2 ** 32 + 1 })) keys.push(e.key);
+  assert.deepEqual(keys, ["k0", "k1", "k2", "k3", "k4"]);
+  snap.release();
+  clock.advance(10);
+  assert.equal(await db.purgeExpired({ limit: 2 ** 32 + 1 }), 5);
+  await db.batch(Array.from({ length: 3 }, (_, i) => ({ type: "put", key: `j${i}`, value: i, ttlMs: 10 })));
+  clock.advance(10);
+  assert.equal(await db.purgeExpired({ limit: 2 ** 32 }), 3, "2^32 is not 0");
+});
+
+test("an onExpire replacement with a field it does not know lets the key expire, reported, instead of rewriting it with the default TTL", async () => {
+  const reported = [];
+  const { error } = console;
+  console.error = (...args) => reported.push(args.map(String).join(" "));
+  try {
+    const { db, clock } = await fresh({ onExpire: ({ value }) => ({ value: `${value} renewed`, ttl: 60_000 }) });
+    const heard = [];
+    db.on("expire", (e) => heard.push(e.key));
+    await db.put("session", "v", { ttlMs: 10 });
+    clock.advance(10);
+    assert.equal(await db.purgeExpired(), 1);
+    assert.equal(await db.get("session"), undefined, "not rewritten without its TTL");
+    assert.deepEqual(heard, ["session"]);
+    assert.ok(reported.some((r) => /onExpire/.test(r) && /unknown onExpire replacement option "ttl"/.test(r)), reported.join("\n"));
+  } finally {
+    console.error = error;
+  }
+});
+
+test("options on Object.prototype are no options: a polluted prototype neither changes the storage nor gives a TTL", async () => {
+  Object.prototype.storage = "indexeddb";
+  Object.prototype.defaultTtlMs = 1;
+  try {
+    // With the pollution read, Node (no IndexedDB) would refuse, and every key would expire at once.
+    const db = await open(`polluted-${n++}`, { clock: fakeClock(), maintenance: "manual" });
+    await db.put("k", "v");
+    assert.equal(await db.ttl("k"), -1, "no default TTL");
+    await db.close();
+  } finally {
+    delete Object.prototype.storage;
+    delete Object.prototype.defaultTtlMs;
+  }
+});
+
 test("getMany keeps the order of its keys; stats describes the tree; off removes a listener", async () => {
   const { db, clock } = await fresh();
   await db.put("a", 1);
@@ -708,6 +783,26 @@ test("snapshots read at their own time, expiry included", async () => {
   assert.equal(await snap.has("k2"), false);
   snap.release();
   await rejects(snap.get("k"), "CLOSED");
+});
+
+test("a snapshot's scan over more entries than a page gives every entry in order, as the database's own scan does", async () => {
+  const { db } = await fresh();
+  const keys = Array.from({ length: 600 }, (_, i) => `k${String(i).padStart(4, "0")}`);
+  await db.batch(keys.map((key, i) => ({ type: "put", key, value: i })));
+  const snap = await db.snapshot();
+  await db.put("k9999", "after the snapshot");
+  const all = async (iterable) => {
+    const out = [];
+    for await (const e of iterable) out.push(e.key);
+    return out;
+  };
+  assert.deepEqual(await all(snap.scan()), keys);
+  assert.deepEqual(await all(snap.scan({ reverse: true })), [...keys].reverse());
+  assert.deepEqual(await all(snap.scan({ limit: 300 })), keys.slice(0, 300));
+  assert.deepEqual(await all(snap.scan({ reverse: true, limit: 257 })), [...keys].reverse().slice(0, 257));
+  assert.deepEqual(await all(snap.scan({ start: "k0100", end: "k0500" })), keys.slice(100, 500));
+  assert.deepEqual(await all(snap.scan()), keys, "a snapshot's scan can run again, and does not release it");
+  snap.release();
 });
 
 test("namespaces: separate keyspaces, default and max TTL, drop", async () => {

@@ -28,9 +28,21 @@ pub(super) fn positive(x: f64, what: &str) -> JsResult<u64> {
     Ok(n as u64)
 }
 
+/// A code that must be an integer from 0 to 255 (a TTL kind, a condition, a batch op's type):
+/// one out of that range is unknown, never read modulo 256 as a `u8` parameter would be.
+pub(super) fn small(x: f64, what: &str) -> JsResult<u8> {
+    u8::try_from(int(x, what)?).map_err(|_| invalid(&format!("unknown {what}")))
+}
+
+/// A count the caller gives (a limit) as a `usize`: one past what the address space can number
+/// (2^32 and more in WebAssembly) is as good as no limit, never cut to its low 32 bits.
+pub(super) fn count(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
 /// A TTL: its kind and argument.
-pub(super) fn ttl_of(kind: u8, arg: f64) -> JsResult<Ttl> {
-    Ok(match kind {
+pub(super) fn ttl_of(kind: f64, arg: f64) -> JsResult<Ttl> {
+    Ok(match small(kind, "TTL kind")? {
         TTL_DEFAULT => Ttl::Default,
         TTL_NO_EXPIRY => Ttl::NoExpiry,
         TTL_AFTER_MS => Ttl::ExpireAfter(positive(arg, "ttlMs")?),
@@ -41,8 +53,8 @@ pub(super) fn ttl_of(kind: u8, arg: f64) -> JsResult<Ttl> {
 }
 
 /// `getEx`'s TTL change: one of the TTL kinds that set an expiry or take it away.
-pub(super) fn get_ex_of(kind: u8, arg: f64) -> JsResult<GetExOptions> {
-    Ok(match kind {
+pub(super) fn get_ex_of(kind: f64, arg: f64) -> JsResult<GetExOptions> {
+    Ok(match small(kind, "getEx option")? {
         TTL_AFTER_MS => GetExOptions::ExpireAfter(positive(arg, "ttlMs")?),
         TTL_AT => GetExOptions::ExpireAt(int(arg, "expireAt")?),
         TTL_NO_EXPIRY => GetExOptions::Persist,
@@ -51,8 +63,8 @@ pub(super) fn get_ex_of(kind: u8, arg: f64) -> JsResult<GetExOptions> {
 }
 
 /// A put condition.
-pub(super) fn condition_of(c: u8) -> JsResult<PutCondition> {
-    Ok(match c {
+pub(super) fn condition_of(c: f64) -> JsResult<PutCondition> {
+    Ok(match small(c, "put condition")? {
         PUT_ALWAYS => PutCondition::Always,
         PUT_IF_ABSENT => PutCondition::IfAbsent,
         PUT_IF_PRESENT => PutCondition::IfPresent,
@@ -60,14 +72,19 @@ pub(super) fn condition_of(c: u8) -> JsResult<PutCondition> {
     })
 }
 
-/// An expire condition from its bits (the core refuses combinations that contradict).
-pub(super) fn expire_condition_of(bits: u8) -> ExpireCondition {
-    ExpireCondition {
+/// An expire condition from its bits (the core refuses combinations that contradict); a bit that
+/// names no condition is an unknown condition.
+pub(super) fn expire_condition_of(bits: f64) -> JsResult<ExpireCondition> {
+    let bits = small(bits, "expire condition")?;
+    if bits & !(EXPIRE_NX | EXPIRE_XX | EXPIRE_GT | EXPIRE_LT) != 0 {
+        return Err(invalid("unknown expire condition"));
+    }
+    Ok(ExpireCondition {
         nx: bits & EXPIRE_NX != 0,
         xx: bits & EXPIRE_XX != 0,
         gt: bits & EXPIRE_GT != 0,
         lt: bits & EXPIRE_LT != 0,
-    }
+    })
 }
 
 /// Namespace options: none unless `has_options`; a NaN TTL is none.
@@ -103,7 +120,8 @@ pub(super) fn scan_options(
     let limit = if limit < 0.0 {
         None
     } else {
-        Some(int(limit, "limit")? as usize)
+        // Not negative here: `unsigned_abs` is the number itself.
+        Some(count(int(limit, "limit")?.unsigned_abs()))
     };
     Ok(ScanOptions {
         prefix,

@@ -16,7 +16,7 @@ use super::answers::{
     bytes, entry_array, purge_object, set, stats_object, time, value_or_undefined,
 };
 use super::args::{
-    condition_of, expire_condition_of, get_ex_of, int, namespace_options, positive, ttl_of,
+    condition_of, count, expire_condition_of, get_ex_of, int, namespace_options, positive, ttl_of,
 };
 #[cfg(feature = "row-cache")]
 use super::call::at_once;
@@ -65,9 +65,9 @@ impl WasmDb {
         &self,
         key: Vec<u8>,
         value: Vec<u8>,
-        ttl_kind: u8,
+        ttl_kind: f64,
         ttl_arg: f64,
-        condition: u8,
+        condition: f64,
     ) -> JsValue {
         let db = self.db.clone();
         promise(async move {
@@ -128,12 +128,12 @@ impl WasmDb {
 
     /// `expire(key, ttlMs, conditionBits)` → `boolean` (bits: nx 1, xx 2, gt 4, lt 8). A
     /// `ttlMs` of 0 or less deletes the key, as Redis `PEXPIRE` does.
-    pub fn expire(&self, key: Vec<u8>, ttl_ms: f64, condition: u8) -> JsValue {
+    pub fn expire(&self, key: Vec<u8>, ttl_ms: f64, condition: f64) -> JsValue {
         let db = self.db.clone();
         promise(async move {
             let ms = int(ttl_ms, "ttlMs")?.max(0) as u64;
             let ok = db
-                .expire(&key, ms, expire_condition_of(condition))
+                .expire(&key, ms, expire_condition_of(condition)?)
                 .await
                 .map_err(fail)?;
             Ok(JsValue::from_bool(ok))
@@ -142,12 +142,12 @@ impl WasmDb {
 
     /// `expireAt(key, atMs, conditionBits)` → `boolean`.
     #[wasm_bindgen(js_name = expireAt)]
-    pub fn expire_at(&self, key: Vec<u8>, at_ms: f64, condition: u8) -> JsValue {
+    pub fn expire_at(&self, key: Vec<u8>, at_ms: f64, condition: f64) -> JsValue {
         let db = self.db.clone();
         promise(async move {
             let at = int(at_ms, "atMs")?;
             let ok = db
-                .expire_at(&key, at, expire_condition_of(condition))
+                .expire_at(&key, at, expire_condition_of(condition)?)
                 .await
                 .map_err(fail)?;
             Ok(JsValue::from_bool(ok))
@@ -163,7 +163,7 @@ impl WasmDb {
     /// `getEx(key, kind, arg)` → the value as `value_js` gives it, or `undefined` (kind: `TTL_AFTER_MS`,
     /// `TTL_AT` or `TTL_NO_EXPIRY` for persist).
     #[wasm_bindgen(js_name = getEx)]
-    pub fn get_ex(&self, key: Vec<u8>, kind: u8, arg: f64) -> JsValue {
+    pub fn get_ex(&self, key: Vec<u8>, kind: f64, arg: f64) -> JsValue {
         let db = self.db.clone();
         promise(async move {
             let options = get_ex_of(kind, arg)?;
@@ -254,7 +254,7 @@ impl WasmDb {
     pub fn purge_expired(&self, limit: f64, with_expired: bool) -> JsValue {
         let db = self.db.clone();
         promise(async move {
-            let limit = positive(limit, "limit")? as usize;
+            let limit = count(positive(limit, "limit")?);
             let r = db.purge_expired(limit).await.map_err(fail)?;
             Ok(JsValue::from(purge_object(&r, with_expired)))
         })
@@ -306,7 +306,7 @@ impl WasmDb {
                 let out = f.apply(&JsValue::UNDEFINED, &args).ok()?;
                 let out: Array = out.dyn_into().ok()?;
                 let value = out.get(0).dyn_into::<Uint8Array>().ok()?.to_vec();
-                let kind = out.get(1).as_f64()? as u8;
+                let kind = out.get(1).as_f64()?;
                 let ttl = ttl_of(kind, out.get(2).as_f64().unwrap_or(f64::NAN)).ok()?;
                 Some(Replacement { value, ttl })
             })));

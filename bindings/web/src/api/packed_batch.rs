@@ -7,7 +7,7 @@
 
 use ttlkv::{PutOptions, WriteBatch};
 
-use super::args::{condition_of, int, ttl_of};
+use super::args::{condition_of, int, small, ttl_of};
 use super::call::{invalid, JsResult};
 use crate::protocol::{BATCH_DELETE, BATCH_OP_FIELDS, BATCH_PUT};
 
@@ -26,8 +26,8 @@ pub(super) fn unpack(bytes: &[u8], ops: &[f64]) -> JsResult<WriteBatch> {
             BATCH_PUT => {
                 let value = take(&mut rest, op[2])?;
                 let options = PutOptions {
-                    ttl: ttl_of(small(op[3], "TTL kind")?, op[4])?,
-                    condition: condition_of(small(op[5], "put condition")?)?,
+                    ttl: ttl_of(op[3], op[4])?,
+                    condition: condition_of(op[5])?,
                 };
                 batch.put_with_options(key, value, options);
             }
@@ -46,11 +46,6 @@ pub(super) fn unpack(bytes: &[u8], ops: &[f64]) -> JsResult<WriteBatch> {
         ));
     }
     Ok(batch)
-}
-
-/// A code that must be an integer from 0 to 255 (a TTL kind, a condition).
-fn small(x: f64, what: &str) -> JsResult<u8> {
-    u8::try_from(int(x, what)?).map_err(|_| invalid(&format!("unknown {what}")))
 }
 
 /// The next `length` bytes of `rest`, which moves past them.
