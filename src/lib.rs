@@ -28,7 +28,7 @@ pub use engine::{
     BatchOp, CallRecord, Db, DbOptions, Durability, Entry, ExpireCondition, ExpireHook,
     ExpiredEntry, GetExOptions, LevelStats, Lookup, Maintenance, NamespaceOptions, PurgeReport,
     PutCondition, PutOptions, ReclaimListener, Replacement, ScanOptions, Snapshot, SstStats, Stats,
-    Ttl, WriteBatch, MAX_ROW_CACHE_BYTES, MAX_SEED_LEAD_MS, MAX_TTL_MS,
+    Ttl, WriteBatch, MAX_ROW_CACHE_BYTES, MAX_SEED_LEAD_MS, MAX_TTL_MS, MAX_VALUE_HEADER_BYTES,
 };
 pub use error::{Error, ErrorKind, Result};
 

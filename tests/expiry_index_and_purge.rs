@@ -74,6 +74,23 @@ fn a_purge_limit_bounds_each_slice_and_says_more_is_due() {
     });
 }
 
+#[test]
+fn a_purge_limit_of_zero_is_an_invalid_argument_and_removes_nothing() {
+    // It was taken as 1: a purge asked to remove nothing removed a key.
+    let (db, _, clock) = fresh(DbOptions::default());
+    run(async {
+        db.put_with_options(b"k", b"v", ttl(10)).await.unwrap();
+        clock.advance(1_000);
+        let e = db.purge_expired(0).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        assert_eq!(
+            db.purge_expired(1).await.unwrap().removed,
+            1,
+            "the refused purge removed nothing"
+        );
+    });
+}
+
 /// `count` keys that expire at `at`, each its own millisecond when `spread`.
 async fn due_keys(db: &ttlkv::Db, count: u32, at: i64, spread: bool) {
     for i in 0..count {

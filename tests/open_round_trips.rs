@@ -109,6 +109,36 @@ fn an_open_with_unflushed_writes_reads_their_wal_pages_in_one_round_trip() {
 }
 
 #[test]
+fn an_open_refuses_a_listed_wal_page_numbered_past_any_next_one_as_corruption() {
+    // A WAL page numbered u64::MAX leaves no number for the next segment: the open computed
+    // `last + 1`, which panics in a debug build and wraps in a release one.
+    let store = MemoryStore::new();
+    let clock = FakeClock::new(T0);
+    run(async {
+        let db = Db::open(store.clone(), clock.clone(), small())
+            .await
+            .unwrap();
+        db.put(b"k", b"v").await.unwrap();
+        db.close().await.unwrap();
+        let record = store.read_manifest().await.unwrap().unwrap();
+        store
+            .commit(Commit {
+                expected_manifest_version: record.version,
+                manifest: None,
+                puts: vec![(PageId::wal(u64::MAX), vec![0; 16])],
+                deletes: Vec::new(),
+            })
+            .await
+            .unwrap();
+        let Err(e) = Db::open(store.clone(), clock.clone(), small()).await else {
+            panic!("the open succeeded");
+        };
+        assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
+        assert!(e.message().contains("leaves none after it"), "{e}");
+    });
+}
+
+#[test]
 fn an_open_refuses_a_manifest_version_it_could_not_number_the_next_commit_after() {
     for (version, opens) in [
         (MAX_MANIFEST_VERSION - 1, true),

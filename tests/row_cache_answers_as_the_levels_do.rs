@@ -16,7 +16,8 @@ use common::{fresh, run, T0};
 use futures::future::join;
 use ttlkv::store::{FaultPlan, FaultyStore, MemoryStore};
 use ttlkv::{
-    Clock, Db, DbOptions, Durability, ErrorKind, FakeClock, Lookup, PutOptions, MAX_ROW_CACHE_BYTES,
+    Clock, Db, DbOptions, Durability, ErrorKind, FakeClock, Lookup, PutOptions,
+    MAX_ROW_CACHE_BYTES, MAX_VALUE_HEADER_BYTES,
 };
 
 fn options(row_cache_bytes: usize) -> DbOptions {
@@ -228,6 +229,23 @@ fn a_row_cache_larger_than_its_limit_is_refused_at_open() {
     assert!(e.message().contains("row_cache_bytes"), "{e}");
     let largest = DbOptions {
         row_cache_bytes: MAX_ROW_CACHE_BYTES,
+        ..DbOptions::default()
+    };
+    run(Db::open(MemoryStore::new(), FakeClock::new(T0), largest)).unwrap();
+}
+
+#[test]
+fn a_value_header_larger_than_its_limit_is_refused_at_open() {
+    // Added to the value limit, a header of any size would lift it.
+    let too_big = DbOptions {
+        value_header_bytes: MAX_VALUE_HEADER_BYTES + 1,
+        ..DbOptions::default()
+    };
+    let e = run(Db::open(MemoryStore::new(), FakeClock::new(T0), too_big)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(e.message().contains("value_header_bytes"), "{e}");
+    let largest = DbOptions {
+        value_header_bytes: MAX_VALUE_HEADER_BYTES,
         ..DbOptions::default()
     };
     run(Db::open(MemoryStore::new(), FakeClock::new(T0), largest)).unwrap();

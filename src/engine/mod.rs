@@ -69,7 +69,7 @@ pub use namespace::MAX_TTL_MS;
 pub use options::{
     DbOptions, Durability, Entry, ExpireCondition, ExpireHook, ExpiredEntry, GetExOptions,
     NamespaceOptions, PurgeReport, PutCondition, PutOptions, ReclaimListener, Replacement,
-    ScanOptions, Ttl, MAX_ROW_CACHE_BYTES, MAX_SEED_LEAD_MS,
+    ScanOptions, Ttl, MAX_ROW_CACHE_BYTES, MAX_SEED_LEAD_MS, MAX_VALUE_HEADER_BYTES,
 };
 pub use snapshot::Snapshot;
 pub use stats::{LevelStats, SstStats, Stats};

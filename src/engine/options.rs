@@ -77,7 +77,8 @@ pub struct DbOptions {
     pub periodic_compaction_ms: Option<i64>,
     /// Bytes a binding puts in front of every value for its own use (the npm package's one-byte
     /// type tag). A value may be [`MAX_VALUE_LEN`](crate::MAX_VALUE_LEN) bytes plus this, so the
-    /// caller's own value can still be `MAX_VALUE_LEN` long. 0 for Rust callers.
+    /// caller's own value can still be `MAX_VALUE_LEN` long. 0 for Rust callers; at most
+    /// [`MAX_VALUE_HEADER_BYTES`].
     pub value_header_bytes: usize,
     /// Trust the clock over the time the database last handed out. An open refuses a database
     /// whose stored time is more than [`MAX_SEED_LEAD_MS`] ahead of the clock (a bad reading
@@ -168,6 +169,9 @@ impl DbOptions {
         if o.row_cache_bytes > MAX_ROW_CACHE_BYTES {
             return fail("row_cache_bytes must be at most 1 GiB");
         }
+        if o.value_header_bytes > MAX_VALUE_HEADER_BYTES {
+            return fail("value_header_bytes must be at most 64");
+        }
         if o.background_compaction && !cfg!(feature = "threads") {
             return Err(Error::new(
                 ErrorKind::Unsupported,
@@ -177,6 +181,10 @@ impl DbOptions {
         Ok(())
     }
 }
+
+/// The most bytes [`DbOptions::value_header_bytes`] may put in front of a value: a header is a
+/// binding's tag, and one of any size would lift the value limit it is added to.
+pub const MAX_VALUE_HEADER_BYTES: usize = 64;
 
 /// The largest row cache [`DbOptions::row_cache_bytes`] may ask for: its slots are allocated
 /// at its first fill, and a cache that large already holds more than the hot keys of any store

@@ -112,11 +112,15 @@ fn cut_slice(rows: Vec<(Vec<u8>, MemVersion)>, limit: usize, now: i64) -> (Slice
 const PURGE_ATTEMPTS: u32 = 4;
 
 impl Inner {
-    /// Handle up to `limit` due expiry-index entries, oldest first.
+    /// Handle up to `limit` due expiry-index entries, oldest first. A limit of 0 is an
+    /// `InvalidArgument`: a purge that may remove nothing is no purge.
     pub(crate) async fn purge_expired(&self, limit: usize) -> Result<PurgeReport> {
+        if limit == 0 {
+            return Err(Error::invalid("purge_expired: limit must be at least 1"));
+        }
         let _guard = self.purge_lock.lock().await;
         for _ in 0..PURGE_ATTEMPTS {
-            if let Some(report) = self.purge_slice(limit.max(1)).await? {
+            if let Some(report) = self.purge_slice(limit).await? {
                 return Ok(report);
             }
         }

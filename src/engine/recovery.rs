@@ -239,8 +239,13 @@ impl Inner {
         let (stale_wal, live_wal): (Vec<PageId>, Vec<PageId>) = wal_pages?
             .into_iter()
             .partition(|page| page.file < manifest.wal_first);
-        if let Some(last) = stale_wal.iter().chain(&live_wal).map(|p| p.file).max() {
-            next_segment = next_segment.max(last + 1);
+        if let Some(last) = stale_wal.iter().chain(&live_wal).max_by_key(|p| p.file) {
+            // A store that lists the last number a WAL page can have leaves none for the next:
+            // no writer numbers a page that far, so the listing is damaged.
+            let after = last.file.checked_add(1).ok_or_else(|| {
+                Error::corruption("WAL page number leaves none after it").context(*last)
+            })?;
+            next_segment = next_segment.max(after);
         }
         // After a clean close nothing is left to replay, and an empty read still costs a round
         // trip on stores that open a transaction for it (IndexedDB).

@@ -147,7 +147,8 @@ impl Db {
     /// reports, so no event fires twice, even across a crash.
     ///
     /// Its report also carries the events of reclaims the engine ran while no reclaim listener
-    /// was set (see [`Db::set_reclaim_listener`]).
+    /// was set (see [`Db::set_reclaim_listener`]). A `limit` of 0 is an
+    /// [`InvalidArgument`](crate::ErrorKind::InvalidArgument).
     pub async fn purge_expired(&self, limit: usize) -> Result<PurgeReport> {
         let report = self.inner.purge_expired(limit).await?;
         Ok(self.with_unreported(report))
