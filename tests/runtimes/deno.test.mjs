@@ -207,6 +207,10 @@ test("destroyDenoKvStorage deletes one database's keys and leaves another prefix
   assert.deepEqual((await crashes()).failures.destroy, []);
 });
 
+test("a head whose manifest version is damaged is CORRUPTION for a read and for a commit, not version 0 and FENCED", async () => {
+  assert.deepEqual((await crashes()).failures["damaged head"], []);
+});
+
 test("the adapter refuses bad arguments (not a KV, an empty or oversized prefix, a manifest version not above the expected one, keys that are no page keys), writing nothing", async () => {
   assert.deepEqual((await crashes()).failures.arguments, []);
 });

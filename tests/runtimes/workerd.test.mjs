@@ -297,6 +297,13 @@ test("a read beside a Durable Objects commit in flight sees the store as it was,
   assert.deepEqual(seen, { failed: true, manifestVersion: 1, added: null, deletedStillThere: true, listedAsBefore: true });
 });
 
+test("a Durable Object whose manifest head lost its version: the adapter reads and commits CORRUPTION, not version 0 and FENCED", async () => {
+  const objects = await durableObjects();
+  const outcomes = await objects.json("/lab/damaged-head", { method: "POST" });
+  const corrupt = ["CORRUPTION", "CORRUPTION"];
+  assert.deepEqual(outcomes, { 1: corrupt, "-1": corrupt, 9007199254740992: corrupt, null: corrupt });
+});
+
 test("the Durable Objects adapter goes past the platform's limits: a 5 MiB value and a commit of 1,500 pages round-trip", async () => {
   const objects = await durableObjects();
   const from = objects.output().length;

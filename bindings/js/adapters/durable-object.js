@@ -76,6 +76,15 @@ function checkHead(head, where) {
   return head;
 }
 
+/** The manifest's head, which also carries its version: a damaged one is CORRUPTION, never a version that fences. */
+function checkManifestHead(head, where) {
+  checkHead(head, where);
+  if (!Number.isSafeInteger(head.version) || head.version < 0) {
+    throw withCode("CORRUPTION", `${where}: the stored manifest head holds no version`);
+  }
+  return head;
+}
+
 /**
  * The durableObjectStorage page store of `storage` (a Durable Object's `ctx.storage`), keeping
  * everything under `options.prefix` (default "ttlkv/").
@@ -140,7 +149,7 @@ export function durableObjectStorage(storage, options = {}) {
   /** The commit, inside its transaction `txn`. */
   async function applyCommit(txn, { expectedVersion, manifest, puts, deletes }) {
     const stored = await txn.get(manifestHead);
-    const version = stored === undefined ? 0 : checkHead(stored, manifestHead).version;
+    const version = stored === undefined ? 0 : checkManifestHead(stored, manifestHead).version;
     if (version !== expectedVersion) {
       throw withCode("FENCED", `the stored manifest is version ${version}, the commit expected ${expectedVersion}`);
     }
@@ -163,7 +172,7 @@ export function durableObjectStorage(storage, options = {}) {
     readManifest() {
       return exclusive(storage, async () => {
         const found = await readBlob(storage, manifestHead, manifestChunk);
-        return found && { version: found.head.version, bytes: found.bytes };
+        return found && { version: checkManifestHead(found.head, manifestHead).version, bytes: found.bytes };
       });
     },
 

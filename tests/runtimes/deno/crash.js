@@ -258,6 +258,22 @@ begin("destroy");
   kv.close();
 }
 
+// A head whose manifest version is damaged is CORRUPTION, for a read and for a commit: before,
+// a read answered version 0 and every commit failed FENCED, as if another writer held the store.
+begin("damaged head");
+for (const version of ["1", -1, 2 ** 53, undefined]) {
+  const kv = await seeded();
+  const key = [...PREFIX, "head"];
+  const head = await kv.get(key);
+  await kv.set(key, { ...head.value, version });
+  const adapter = denoKvStorage(kv, { prefix: PREFIX });
+  const read = await outcome(adapter.readManifest());
+  expect(read === "CORRUPTION", `a head of version ${version}: readManifest ${read}`);
+  const commit = await outcome(adapter.commit({ expectedVersion: 1, manifest: null, puts: [[walPage(9), bytes(9, 10)]], deletes: [] }));
+  expect(commit === "CORRUPTION", `a head of version ${version}: commit ${commit}`);
+  kv.close();
+}
+
 // Arguments the adapter refuses, writing nothing.
 begin("arguments");
 {

@@ -27,6 +27,7 @@ function bytes(seed, len) {
 
 const hex = (n, width) => n.toString(16).padStart(width, "0");
 const dataPage = (file, index) => `d/${hex(file, 16)}/${hex(index, 8)}`;
+const walPage = (file) => `w/${hex(file, 16)}`;
 
 function sameBytes(a, b) {
   return a instanceof Uint8Array && b instanceof Uint8Array && a.length === b.length && a.every((x, i) => x === b[i]);
@@ -321,6 +322,27 @@ export class Lab extends DurableObject {
     return out;
   }
 
+  /**
+   * The outcomes of a read and of a commit over a manifest head whose version is damaged (each
+   * value in turn): CORRUPTION, not version 0 and FENCED, as if another writer held the store.
+   */
+  async damagedHead() {
+    const out = {};
+    for (const version of ["1", -1, 2 ** 53, null]) {
+      const prefix = `damaged/${String(version)}/`;
+      await durableObjectStorage(this.ctx.storage, { prefix }).commit({ expectedVersion: 0, manifest: { version: 1, bytes: bytes(1, 100) }, puts: [], deletes: [] });
+      const head = await this.ctx.storage.get(`${prefix}manifest`);
+      await this.ctx.storage.put(`${prefix}manifest`, { ...head, version });
+      const adapter = durableObjectStorage(this.ctx.storage, { prefix });
+      const code = (promise) => promise.then(() => "resolved", (e) => e?.code ?? String(e));
+      out[String(version)] = [
+        await code(adapter.readManifest()),
+        await code(adapter.commit({ expectedVersion: 1, manifest: null, puts: [[walPage(1), bytes(2, 10)]], deletes: [] })),
+      ];
+    }
+    return out;
+  }
+
   /** A database with automatic maintenance (the default) in this object. */
   autoDb() {
     this.expired ??= [];
@@ -345,6 +367,8 @@ export class Lab extends DurableObject {
         return Response.json(await this.full());
       case "/lab/full/after":
         return Response.json(await this.fullAfter());
+      case "/lab/damaged-head":
+        return Response.json(await this.damagedHead());
       case "/lab/auto/put":
         await (await this.autoDb()).put(q.get("key"), "v", { ttlMs: Number(q.get("ttl")) });
         return Response.json({ expired: this.expired });

@@ -34,7 +34,13 @@ export function nextHead(head, plan, manifestRef, pending, id) {
   };
 }
 
-export const versionOf = (head) => head.value?.version ?? 0;
+/** The manifest version `head` holds (0 with no head yet); a damaged head is CORRUPTION, never a version that fences. */
+export function versionOf(head) {
+  if (head.value === null || head.value === undefined) return 0;
+  const { version } = head.value;
+  if (!Number.isSafeInteger(version) || version < 0) throw corruption("the stored head holds no manifest version");
+  return version;
+}
 
 // A journal is JSON: one [pageKey] per delete, [pageKey, blob, chunks, length] per put (the
 // blobs being the commit's own).

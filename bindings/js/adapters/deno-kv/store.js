@@ -79,7 +79,7 @@ export class DenoKvPageStore {
         const ref = head.value?.manifest;
         if (!ref) return null;
         const bytes = await this.#readBlob(ref);
-        if (bytes) return { version: head.value.version, bytes };
+        if (bytes) return { version: versionOf(head), bytes };
         // Its chunks are gone: a commit replaced the manifest since the head was read.
         if (head.versionstamp === missing) throw corruption("the manifest's chunks are missing");
         missing = head.versionstamp;

@@ -37,23 +37,30 @@ pub fn parse_page_key(key: &str) -> Option<PageId> {
     let key = key.as_bytes();
     let rest = key.get(2..)?;
     match key.get(..2)? {
-        b"w/" => hex(rest).map(PageId::wal),
-        b"m/" => hex(rest).map(PageId::sst_meta),
+        b"w/" => hex(rest, 16).map(PageId::wal),
+        b"m/" => hex(rest, 16).map(PageId::sst_meta),
         b"d/" if rest.len() == 16 + 1 + 8 && rest[16] == b'/' => {
-            let index = u32::try_from(hex(&rest[17..])?).ok()?;
-            Some(PageId::sst_data(hex(&rest[..16])?, index))
+            let index = u32::try_from(hex(&rest[17..], 8)?).ok()?;
+            Some(PageId::sst_data(hex(&rest[..16], 16)?, index))
         }
         _ => None,
     }
 }
 
-/// The value of `digits`, 8 or 16 hex digits (a page key's fixed widths), else `None`.
-fn hex(digits: &[u8]) -> Option<u64> {
-    if digits.len() != 8 && digits.len() != 16 {
+/// The value of `digits`, exactly `width` lowercase hex digits as [`page_key`] writes them, else
+/// `None`: a key spelled any other way (`w/00000001`, upper case) is not the key of the id it
+/// would parse to, and reading or deleting by that id would miss it.
+fn hex(digits: &[u8], width: usize) -> Option<u64> {
+    if digits.len() != width {
         return None;
     }
     digits.iter().try_fold(0u64, |n, &d| {
-        Some(n << 4 | u64::from(char::from(d).to_digit(16)?))
+        let digit = match d {
+            b'0'..=b'9' => d - b'0',
+            b'a'..=b'f' => d - b'a' + 10,
+            _ => return None,
+        };
+        Some(n << 4 | u64::from(digit))
     })
 }
 
@@ -131,5 +138,13 @@ mod tests {
         assert_eq!(parse_page_key("d/0000000000000001/0000000é"), None);
         assert_eq!(parse_page_key(""), None);
         assert_eq!(parse_page_key("w/1"), None);
+        // Only the one spelling page_key writes: not 8 digits where 16 belong, not upper case.
+        assert_eq!(parse_page_key("w/00000001"), None);
+        assert_eq!(parse_page_key("m/00000001"), None);
+        assert_eq!(parse_page_key("w/000000000000000A"), None);
+        assert_eq!(parse_page_key("d/000000000000000A/00000001"), None);
+        assert_eq!(parse_page_key("d/0000000000000001/0000000A"), None);
+        assert_eq!(parse_page_key("d/0000000000000001/0000000000000001"), None);
+        assert_eq!(parse_page_key("w/000000000000000a"), Some(PageId::wal(10)));
     }
 }
