@@ -108,6 +108,32 @@ fn an_open_with_unflushed_writes_reads_their_wal_pages_in_one_round_trip() {
     );
 }
 
+/// A database of one key on `store`, closed; its manifest as stored.
+async fn closed_database(store: &MemoryStore, clock: &FakeClock) -> ManifestRecord {
+    let db = Db::open(store.clone(), clock.clone(), small())
+        .await
+        .unwrap();
+    db.put(b"k", b"v").await.unwrap();
+    db.close().await.unwrap();
+    store.read_manifest().await.unwrap().unwrap()
+}
+
+/// Commit `manifest` (or none) and `puts` straight to `store`, over its manifest `record`.
+async fn commit_over(
+    store: &MemoryStore,
+    record: &ManifestRecord,
+    manifest: Option<ManifestRecord>,
+    puts: Vec<(PageId, Vec<u8>)>,
+) {
+    let commit = Commit {
+        expected_manifest_version: record.version,
+        manifest,
+        puts,
+        deletes: Vec::new(),
+    };
+    store.commit(commit).await.unwrap();
+}
+
 #[test]
 fn an_open_refuses_a_listed_wal_page_numbered_past_any_next_one_as_corruption() {
     // A WAL page numbered u64::MAX leaves no number for the next segment: the open computed
@@ -115,21 +141,9 @@ fn an_open_refuses_a_listed_wal_page_numbered_past_any_next_one_as_corruption() 
     let store = MemoryStore::new();
     let clock = FakeClock::new(T0);
     run(async {
-        let db = Db::open(store.clone(), clock.clone(), small())
-            .await
-            .unwrap();
-        db.put(b"k", b"v").await.unwrap();
-        db.close().await.unwrap();
-        let record = store.read_manifest().await.unwrap().unwrap();
-        store
-            .commit(Commit {
-                expected_manifest_version: record.version,
-                manifest: None,
-                puts: vec![(PageId::wal(u64::MAX), vec![0; 16])],
-                deletes: Vec::new(),
-            })
-            .await
-            .unwrap();
+        let record = closed_database(&store, &clock).await;
+        let puts = vec![(PageId::wal(u64::MAX), vec![0; 16])];
+        commit_over(&store, &record, None, puts).await;
         let Err(e) = Db::open(store.clone(), clock.clone(), small()).await else {
             panic!("the open succeeded");
         };
@@ -147,25 +161,13 @@ fn an_open_refuses_a_manifest_version_it_could_not_number_the_next_commit_after(
         let store = MemoryStore::new();
         let clock = FakeClock::new(T0);
         run(async {
-            let db = Db::open(store.clone(), clock.clone(), small())
-                .await
-                .unwrap();
-            db.put(b"k", b"v").await.unwrap();
-            db.close().await.unwrap();
             // The same manifest, at `version`.
-            let record = store.read_manifest().await.unwrap().unwrap();
-            store
-                .commit(Commit {
-                    expected_manifest_version: record.version,
-                    manifest: Some(ManifestRecord {
-                        version,
-                        bytes: record.bytes,
-                    }),
-                    puts: Vec::new(),
-                    deletes: Vec::new(),
-                })
-                .await
-                .unwrap();
+            let record = closed_database(&store, &clock).await;
+            let manifest = ManifestRecord {
+                version,
+                bytes: record.bytes.clone(),
+            };
+            commit_over(&store, &record, Some(manifest), Vec::new()).await;
             match Db::open(store.clone(), clock.clone(), small()).await {
                 Ok(db) => {
                     assert!(opens, "version {version} opened");

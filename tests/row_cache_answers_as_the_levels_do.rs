@@ -12,12 +12,11 @@ mod common;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use common::{fresh, run, T0};
+use common::{fresh, refused_past_its_limit, run, T0};
 use futures::future::join;
 use ttlkv::store::{FaultPlan, FaultyStore, MemoryStore};
 use ttlkv::{
-    Clock, Db, DbOptions, Durability, ErrorKind, FakeClock, Lookup, PutOptions,
-    MAX_ROW_CACHE_BYTES, MAX_VALUE_HEADER_BYTES,
+    Clock, Db, DbOptions, Durability, ErrorKind, FakeClock, Lookup, PutOptions, MAX_ROW_CACHE_BYTES,
 };
 
 fn options(row_cache_bytes: usize) -> DbOptions {
@@ -220,35 +219,10 @@ fn a_key_read_before_its_keyspace_was_cleared_is_gone() {
 
 #[test]
 fn a_row_cache_larger_than_its_limit_is_refused_at_open() {
-    let too_big = DbOptions {
-        row_cache_bytes: MAX_ROW_CACHE_BYTES + 1,
+    refused_past_its_limit("row_cache_bytes", MAX_ROW_CACHE_BYTES, |bytes| DbOptions {
+        row_cache_bytes: bytes,
         ..DbOptions::default()
-    };
-    let e = run(Db::open(MemoryStore::new(), FakeClock::new(T0), too_big)).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
-    assert!(e.message().contains("row_cache_bytes"), "{e}");
-    let largest = DbOptions {
-        row_cache_bytes: MAX_ROW_CACHE_BYTES,
-        ..DbOptions::default()
-    };
-    run(Db::open(MemoryStore::new(), FakeClock::new(T0), largest)).unwrap();
-}
-
-#[test]
-fn a_value_header_larger_than_its_limit_is_refused_at_open() {
-    // Added to the value limit, a header of any size would lift it.
-    let too_big = DbOptions {
-        value_header_bytes: MAX_VALUE_HEADER_BYTES + 1,
-        ..DbOptions::default()
-    };
-    let e = run(Db::open(MemoryStore::new(), FakeClock::new(T0), too_big)).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
-    assert!(e.message().contains("value_header_bytes"), "{e}");
-    let largest = DbOptions {
-        value_header_bytes: MAX_VALUE_HEADER_BYTES,
-        ..DbOptions::default()
-    };
-    run(Db::open(MemoryStore::new(), FakeClock::new(T0), largest)).unwrap();
+    });
 }
 
 /// `get_with` as a test reads it: `Some` of the value it lends (copied) where it answers at

@@ -230,6 +230,19 @@ fn bad_keys_and_values_are_rejected_with_their_kind() {
 }
 
 #[test]
+fn a_value_header_larger_than_its_limit_is_refused_at_open() {
+    // Added to the value limit, a header of any size would lift it.
+    refused_past_its_limit(
+        "value_header_bytes",
+        ttlkv::MAX_VALUE_HEADER_BYTES,
+        |bytes| DbOptions {
+            value_header_bytes: bytes,
+            ..DbOptions::default()
+        },
+    );
+}
+
+#[test]
 fn expire_at_in_the_past_leaves_the_key_absent() {
     let (db, _, _) = fresh(DbOptions::default());
     run(async {

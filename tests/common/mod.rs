@@ -20,6 +20,18 @@ pub fn fresh(options: DbOptions) -> (Db, MemoryStore, FakeClock) {
     (db, store, clock)
 }
 
+/// Assert that an open refuses the options `at(limit + 1)` as an `InvalidArgument` whose message
+/// names `option`, and takes `at(limit)`.
+pub fn refused_past_its_limit(option: &str, limit: usize, at: impl Fn(usize) -> DbOptions) {
+    let open = |options| run(Db::open(MemoryStore::new(), FakeClock::new(T0), options));
+    let Err(e) = open(at(limit + 1)) else {
+        panic!("{option} of {} was taken", limit + 1);
+    };
+    assert_eq!(e.kind(), ttlkv::ErrorKind::InvalidArgument, "{e}");
+    assert!(e.message().contains(option), "{e}");
+    open(at(limit)).expect("the limit itself is taken");
+}
+
 pub fn reopen(store: &MemoryStore, clock: &FakeClock, options: DbOptions) -> Db {
     run(Db::open(store.clone(), clock.clone(), options)).expect("reopen")
 }
