@@ -930,6 +930,12 @@ impl Harness {
                     assert_eq!(err.kind(), ErrorKind::Closed, "read after release");
                 }
             }
+            Op::Purge(0) => {
+                self.tick();
+                // A purge that may remove nothing is refused, and changes nothing.
+                let e = self.db.purge_expired(0).await.unwrap_err();
+                assert_eq!(e.kind(), ErrorKind::InvalidArgument, "purge_expired(0)");
+            }
             Op::Purge(limit) => {
                 self.tick();
                 let report = self.db.purge_expired(*limit).await.unwrap();
