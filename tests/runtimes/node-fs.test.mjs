@@ -412,6 +412,25 @@ test("a damaged manifest or journal is CORRUPTION", async () => {
   assert.ok(e instanceof TtlKvError && e.code === "CORRUPTION", String(e));
   writeFileSync(path.join(dir, "JOURNAL"), "{ torn");
   await assert.rejects(fileStorage(dir).getPage("w/0000000000000001"), (e) => e.code === "CORRUPTION" && e.cause instanceof SyntaxError);
+  // A journal that parses but names what no commit writes: a path out of the directory, a step
+  // that is no pair. Running it would rename or delete outside the store, or fail at every access.
+  const base = scratchDir("journal");
+  const store = path.join(base, "store");
+  mkdirSync(store);
+  const outside = path.join(base, "outside-the-store");
+  writeFileSync(outside, "kept");
+  const page = "w_0000000000000001";
+  for (const journal of [
+    { renames: [], deletes: ["../outside-the-store"] },
+    { renames: [["../outside-the-store", page]], deletes: [] },
+    { renames: [[`${page}.tmp`, "../outside-the-store"]], deletes: [] },
+    { renames: [page], deletes: [] },
+    { renames: [], deletes: [7] },
+  ]) {
+    writeFileSync(path.join(store, "JOURNAL"), JSON.stringify(journal));
+    await assert.rejects(fileStorage(store).getPage("w/0000000000000001"), (e) => e.code === "CORRUPTION", JSON.stringify(journal));
+    assert.equal(readFileSync(outside, "utf8"), "kept", `${JSON.stringify(journal)} touched a file outside the store`);
+  }
 });
 
 test("the first commit makes the directories it created durable: each one's entry in its parent, and its own entries", () => {

@@ -91,6 +91,20 @@ const outOfRoom = (e) => e?.code === "ENOSPC" || e?.code === "EDQUOT";
 const describe = (e) => (e instanceof Error ? e.message : String(e));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A file a commit installs or deletes: a page's file or the manifest. */
+const isStoreFile = (name) => typeof name === "string" && (PAGE_FILE.test(name) || name === MANIFEST);
+
+/**
+ * Throw unless `journal` is what a commit writes: `renames` of `[<file>.tmp, <file>]` and
+ * `deletes` of files, each a page's file or the manifest. Any other name (`../x`, a path) would
+ * make running it rename or delete outside the store's directory, or fail at every access.
+ */
+function checkJournal(journal) {
+  const rename = (step) => Array.isArray(step) && step.length === 2 && isStoreFile(step[1]) && step[0] === step[1] + TMP;
+  if (!Array.isArray(journal?.renames) || !journal.renames.every(rename)) throw new Error("its renames are not [<file>.tmp, <file>] pairs of the store's files");
+  if (!Array.isArray(journal.deletes) || !journal.deletes.every(isStoreFile)) throw new Error("its deletes are not the store's files");
+}
+
 /** The file of page `key`, refusing anything that is not a page key. */
 function fileOf(key) {
   const file = typeof key === "string" ? key.replaceAll("/", "_") : "";
@@ -308,7 +322,7 @@ class FileStorage {
       let journal;
       try {
         journal = JSON.parse(text.toString("utf8"));
-        if (!Array.isArray(journal.renames) || !Array.isArray(journal.deletes)) throw new Error("renames and deletes must be arrays");
+        checkJournal(journal);
       } catch (e) {
         throw failure("CORRUPTION", `${this.#at(JOURNAL)} cannot be read (${describe(e)})`, e);
       }
