@@ -1281,8 +1281,8 @@ test("a file adapter (node:fs) keeps data across reopen and finishes a commit a 
     // A crash after the commit point: the journal is there, its steps are not done.
     const crashed = fsAdapter(dir);
     const manifest = await crashed.readManifest();
-    writeFileSync(path.join(dir, "w_ffffffffffffff00.0.tmp"), new Uint8Array([1]));
-    writeFileSync(path.join(dir, "JOURNAL"), JSON.stringify({ renames: [["w_ffffffffffffff00.0.tmp", "w_ffffffffffffff00"]], deletes: [] }));
+    writeFileSync(path.join(dir, "w_ffffffffffffff00.tmp"), new Uint8Array([1]));
+    writeFileSync(path.join(dir, "JOURNAL"), JSON.stringify({ renames: [["w_ffffffffffffff00.tmp", "w_ffffffffffffff00"]], deletes: [] }));
     const recovered = fsAdapter(dir);
     assert.deepEqual(await recovered.listPages("w/"), [...(await crashed.listPages("w/")).filter((k) => k !== "w/ffffffffffffff00"), "w/ffffffffffffff00"].sort());
     assert.deepEqual(await recovered.readManifest(), manifest);
