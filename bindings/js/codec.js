@@ -70,12 +70,7 @@ export function passedAsString(key) {
   return typeof key === "string" && key.length !== 0 && key.length * 3 <= MAX_KEY_BYTES && wellFormed(key);
 }
 
-/** INVALID_ARGUMENT for an empty key, KEY_TOO_LARGE for one over MAX_KEY_BYTES. */
-/**
- * How many bytes `text` takes in UTF-8 (a surrogate pair 4, a lone surrogate 3, as the encoder
- * writes it), counted without encoding it: a string too long to store is refused by its size
- * without allocating that size first (hundreds of MB for the longest strings).
- */
+/** `text`'s UTF-8 size (a lone surrogate 3 bytes, as encoded), counted without allocating it. */
 function utf8Length(text) {
   let bytes = text.length;
   for (let i = 0; i < text.length; i++) {
@@ -90,6 +85,7 @@ function utf8Length(text) {
   return bytes;
 }
 
+/** INVALID_ARGUMENT for an empty key, KEY_TOO_LARGE for one over MAX_KEY_BYTES. */
 function checkKeyLength(length) {
   if (length === 0) throw new TtlKvError("INVALID_ARGUMENT", "a key must be at least 1 byte");
   if (length > MAX_KEY_BYTES) throw new TtlKvError("KEY_TOO_LARGE", `key of ${length} bytes exceeds ${MAX_KEY_BYTES}`);
@@ -202,6 +198,11 @@ function tooLarge(bytes) {
   throw new TtlKvError("VALUE_TOO_LARGE", `value of ${bytes} bytes exceeds ${MAX_VALUE_BYTES}`);
 }
 
+/** VALUE_TOO_LARGE for text longer than the limit in UTF-16 units (each at least a UTF-8 byte). */
+function refuseLongText(text) {
+  if (text.length > MAX_VALUE_BYTES) tooLarge(utf8Length(text));
+}
+
 /**
  * `[tag, payload]` for `value`: the payload is a string, to be stored as UTF-8, or bytes already
  * checked against MAX_VALUE_BYTES. INVALID_ARGUMENT for what cannot be stored.
@@ -269,8 +270,7 @@ function encode(value, keyWasString, copy) {
     return copy ? scratch.slice(0, end) : scratch.subarray(0, end);
   }
   checkWellFormed(payload);
-  // Every UTF-16 unit is at least one UTF-8 byte: such a string is too long whatever it holds.
-  if (payload.length > MAX_VALUE_BYTES) tooLarge(utf8Length(payload));
+  refuseLongText(payload);
   const bytes = encoder.encode(payload);
   if (bytes.length > MAX_VALUE_BYTES) tooLarge(bytes.length);
   return tagged(first, bytes);
@@ -370,8 +370,7 @@ export class PackedBatch {
   /** Appends `value` behind its tag byte; returns the tagged length. Same errors as `encodeValue`. */
   #value(value, keyWasString) {
     const [tag, payload] = valuePayload(value);
-    // Every UTF-16 unit is at least one UTF-8 byte: such a string is too long whatever it holds.
-    if (typeof payload === "string" && payload.length > MAX_VALUE_BYTES) tooLarge(utf8Length(payload));
+    if (typeof payload === "string") refuseLongText(payload);
     this.#reserve(1);
     this.#bytes[this.#length++] = tagByte(tag, keyWasString);
     if (typeof payload !== "string") return this.#append(payload) + 1;

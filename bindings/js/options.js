@@ -54,6 +54,11 @@ function optionOf(opts, k) {
 }
 
 const hasOwn = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+/** Whether `Object.prototype` holds a put option (each name a constant: a lookup of its own). */
+const putOptionOnObjectPrototype = () => {
+  const o = Object.prototype;
+  return "ttlMs" in o || "expireAt" in o || "keepTtl" in o || "noExpiry" in o || "ifAbsent" in o || "ifPresent" in o;
+};
 
 /** The names of the options `read` gives (not `undefined`), for a rule that allows one of them. */
 export const givenOf = (read) => Object.keys(read).filter((k) => read[k] !== undefined);
@@ -102,10 +107,9 @@ export function putArgs(opts) {
   if (opts === undefined || opts === null) return PLAIN_PUT;
   opts = plainOptions(opts, "put options");
   checkKnown(opts, PUT_OPTIONS, "put");
-  const ttlMs = optionOf(opts, "ttlMs");
-  const expireAt = optionOf(opts, "expireAt");
-  const keepTtl = optionOf(opts, "keepTtl");
-  const noExpiry = optionOf(opts, "noExpiry");
+  // A put's options are on its hot path: read plainly unless Object.prototype holds one of them.
+  const read = putOptionOnObjectPrototype() ? readOptions(opts, PUT_OPTIONS, "put") : opts;
+  const { ttlMs, expireAt, keepTtl, noExpiry } = read;
   // Counted first: a put's options are on its hot path, the names only for the error.
   if ((ttlMs !== undefined) + (expireAt !== undefined) + (keepTtl !== undefined) + (noExpiry !== undefined) > 1) {
     const given = givenOf({ ttlMs, expireAt, keepTtl, noExpiry });
@@ -117,8 +121,8 @@ export function putArgs(opts) {
   else if (expireAt !== undefined) [kind, arg] = [TTL_AT, integer(expireAt, "expireAt")];
   else if (flag(keepTtl, "keepTtl")) kind = TTL_KEEP;
   else if (flag(noExpiry, "noExpiry")) kind = TTL_NO_EXPIRY;
-  const ifAbsent = flag(optionOf(opts, "ifAbsent"), "ifAbsent");
-  const ifPresent = flag(optionOf(opts, "ifPresent"), "ifPresent");
+  const ifAbsent = flag(read.ifAbsent, "ifAbsent");
+  const ifPresent = flag(read.ifPresent, "ifPresent");
   if (ifAbsent && ifPresent) throw invalid("ifAbsent and ifPresent cannot both be set");
   return [kind, arg, ifAbsent ? PUT_IF_ABSENT : ifPresent ? PUT_IF_PRESENT : PUT_ALWAYS];
 }
